@@ -556,6 +556,8 @@ def setitem(self: Any, index: Any, value: Any) -> None:
     """`x[index] = value`, as PyTorch does it: through the view that basic indexing gives
     (`copy_`), or with index_put_ where integer or boolean arrays index."""
     if not isinstance(value, Tensor):
+        if type(value) is int or type(value) is float:  # a Scalar: converted as fill_ does
+            kernels.check_fits(value, self._data.dtype)
         value = factories.tensor(value, dtype=self.dtype)
     target, indices = _decompose_index(self, index, lone_slice_is_view=False)
     if indices is None:

@@ -19,7 +19,7 @@ from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
 from runtime.arguments import Parser, is_index, type_name
-from runtime.kernels import cast, quietly
+from runtime.kernels import cast, check_fits, dtype_range, quietly
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
@@ -168,41 +168,22 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
     return dtype_of(bound.get("dtype")), bool(bound.get("requires_grad"))
 
 
-# The C++ type names torch's overflow message uses for each dtype.
-_CHECKED_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                  "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                  "float32": "float", "float64": "double"}
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-# The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
-_RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
-           for kind in (np.uint8, np.int8, np.int16, np.int32, np.int64)} | {
-    np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
-    for kind in (np.float16, np.float32, np.float64, dtypes.bfloat16.numpy)}
+
+
 def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
     """A fill value (full's, full_like's, new_full's) converted to the dtype as torch's
-    checked conversion does: a value the dtype cannot hold is an error, except that a
-    negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
+    checked conversion does (kernels.check_fits: a value the dtype cannot hold is an error):
+    a negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
     infinity or NaN stays one in a floating dtype."""
     if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind in "fV" and \
             abs(value) <= _FLOAT32_MAX:  # the usual call: fits float32 and float64
         return value
-    if isinstance(value, int) and not -(2**63) <= value < 2**64:
-        raise OverflowError("int too big to convert")  # beyond any C integer Scalar
+    check_fits(value, numpy_dtype)
     if isinstance(value, bool) or numpy_dtype.kind in "bc":
         return value
-    lowest, highest = _RANGES[numpy_dtype]
-    if numpy_dtype.kind in "iu":
-        if isinstance(value, int):
-            wraps = numpy_dtype.kind == "u" and value < 0
-            overflow = -value > highest if wraps else not lowest <= value <= highest
-            value = value % (highest + 1) if wraps and not overflow else value
-        else:
-            overflow = not float(lowest) <= value <= float(highest)  # NaN fails too
-    else:
-        overflow = math.isfinite(value) and abs(value) > highest
-    if overflow:
-        raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
-                           " without overflow")
+    if numpy_dtype.kind == "u" and isinstance(value, int) and value < 0:
+        return value % (dtype_range(numpy_dtype)[1] + 1)
     if numpy_dtype.itemsize == 2 and numpy_dtype.kind in "fV":  # float16, bfloat16: torch
         return quietly(cast, np.array(value, np.float64), numpy_dtype)[()]  # rounds twice
     return value
@@ -732,6 +713,9 @@ def _linspace_values(start: Any, end: Any, steps: int, *, dtype: dtypes.dtype | 
     if isinstance(start, bool | complex) or isinstance(end, bool | complex):
         start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
+    if not integral:
+        check_fits(start, numpy_dtype)
+        check_fits(end, numpy_dtype)
     work = np.dtype(np.float64) if integral else numpy_dtype
     first = np.array(_truncate(start) if integral else start).astype(work)
     last = np.array(_truncate(end) if integral else end).astype(work)
@@ -774,6 +758,9 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
     if isinstance(start, bool | complex) or isinstance(end, bool | complex):
         start, end = _real(start), _real(end)
     integral = numpy_dtype.kind in "iub"
+    if not integral:
+        check_fits(start, numpy_dtype)
+        check_fits(end, numpy_dtype)
     first = float(np.array(_truncate(start) if integral else start).astype(numpy_dtype))
     last = float(np.array(_truncate(end) if integral else end).astype(numpy_dtype))
     index = np.arange(steps, dtype=np.float64)

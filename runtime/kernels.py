@@ -17,6 +17,7 @@ import builtins
 import functools
 import itertools
 import math
+import operator
 import warnings
 from fractions import Fraction
 from typing import Any
@@ -263,10 +264,91 @@ def _float_type(*operands: Any) -> np.dtype:
 def _as(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, np.ndarray):
         return value if value.dtype == dtype else value.astype(dtype)
+    token = _set_state(_QUIET)  # (a number beyond a float dtype is an infinity, silently)
     try:
         return dtype.type(value)
     except OverflowError:  # a Python int the integer type cannot hold wraps, as in torch
         return np.array(value, np.int64).astype(dtype)[()]
+    finally:
+        _reset_state(token)
+
+
+# torch's C++ names of the dtypes, as its overflow message prints them.
+_CPP_TYPES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
+              "int32": "int", "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+              "uint64": "uint64_t"}
+_RANGES: dict[np.dtype, tuple[Any, Any]] = {}  # dtype -> (lowest, highest), asked once
+_F16_MAX = 65504.0  # float16's largest: a number within it fits every floating dtype
+
+
+def dtype_range(dtype: np.dtype) -> tuple[Any, Any]:
+    """The lowest and highest number a float or integer dtype holds (ints as Python ints)."""
+    found = _RANGES.get(dtype)
+    if found is None:
+        if dtype.kind in "fV":
+            highest = builtins.float(ml_dtypes.finfo(dtype).max)
+            found = (-highest, highest)
+        else:
+            info = np.iinfo(dtype)
+            found = (int(info.min), int(info.max))
+        _RANGES[dtype] = found
+    return found
+
+
+def check_fits(value: Any, dtype: np.dtype) -> None:
+    """torch's check where a Scalar argument (an alpha, a fill value, a bound) is converted to
+    the dtype an op computes in: a finite number the dtype cannot hold is refused, as is NaN or
+    an infinity for an integer dtype; a negative integer may wrap into an unsigned dtype down
+    to -max (-1 is 255 in uint8); a bool dtype takes anything."""
+    kind = type(value)
+    if kind is float and -_F16_MAX <= value <= _F16_MAX and dtype.kind == "f":
+        return  # (the usual call)
+    if kind is not float and kind is not int:
+        if not isinstance(value, np.integer | np.floating) and not (
+                type(value) is ndarray and value.ndim == 0 and value.dtype.kind in "iuf"):
+            return  # (a bool, a complex number: not checked here)
+        value = value.item()
+        kind = type(value)
+    if kind is int and not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")  # (torch's Scalar holds 64 bits)
+    if dtype.kind not in "fViu":
+        return
+    lowest, highest = dtype_range(dtype)
+    if dtype.kind in "fV":
+        fits = -highest <= value <= highest or not math.isfinite(value)
+    elif kind is int:
+        fits = (-value if dtype.kind == "u" and value < 0 else value) <= highest and \
+            (value >= lowest or dtype.kind == "u")
+    else:
+        fits = builtins.float(lowest) <= value <= builtins.float(highest)  # (NaN fails too)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_CPP_TYPES[dtype.name]} "
+                           "without overflow")
+
+
+def checked(value: Any, dtype: Any) -> Any:
+    """`value`, once check_fits has passed it for `dtype` (a numpy dtype or scalar type)."""
+    check_fits(value, np.dtype(dtype))
+    return value
+
+
+def _check_fits_all(dtype: np.dtype, *values: Any) -> None:
+    for value in values:
+        check_fits(value, dtype)
+
+
+def _check_alpha(alpha: Any, dtype: np.dtype) -> None:
+    """add's and sub's alpha, as torch checks it against the result dtype (alpha itself
+    takes no part in the promotion)."""
+    if _is_bool(alpha):
+        if dtype.kind != "b":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        return
+    if dtype.kind in "biu" and isinstance(alpha, float | np.floating):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    check_fits(alpha, dtype)
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
@@ -391,9 +473,12 @@ def _with_scalar(ufunc: np.ufunc, self: np.ndarray, other: Any) -> np.ndarray:
 
 
 def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
-    """add's and sub's `self` and `alpha * other`, in the dtype alpha promotes them to."""
-    a, b = _binary(self, other, result_type(self, other, alpha))
-    return a, quietly(np.multiply, b, alpha)
+    """add's and sub's `self` and `alpha * other`, in their result dtype (alpha checked
+    against it, and for bool results taken as a bool)."""
+    dtype = result_type(self, other)
+    _check_alpha(alpha, dtype)
+    a, b = _binary(self, other, dtype)
+    return a, quietly(np.multiply, b, builtins.bool(alpha) if dtype.kind == "b" else alpha)
 
 
 # With an alpha, torch's CPU kernels compute add and sub as a fused multiply-add, rounded
@@ -401,10 +486,11 @@ def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
 # sum): at most an ulp apart, on about a quarter of the elements. Rounding once through
 # float64 would take about 7 times as long on an optimizer's 100,000-element update.
 def add_Tensor(self, other, alpha=1):
-    if alpha == 1:
+    if alpha == 1 and alpha is not True:
         return _arithmetic(np.add, self, other)
-    dtype = result_type(self, other, alpha)
+    dtype = result_type(self, other)
     if dtype in _HALVES:  # self + alpha * other in float32 (alpha in dtype), rounded once
+        _check_alpha(alpha, dtype)
         with silenced():  # (a number past float16's range becomes inf, silently, as in torch)
             a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
             return _array(a + np.float32(_as(alpha, dtype)) * b, dtype)
@@ -415,7 +501,10 @@ def add_Tensor_(self, other, alpha=1):
     """In place: the optimizers' `p.add_(grad, alpha=-lr)` without a temporary result."""
     if type(alpha) is float and type(other) is np.ndarray and other.dtype is self.dtype \
             and self.dtype.kind == "f" and other.shape == self.shape:
-        # that update itself: one dtype, one shape, nothing to promote or check
+        # that update itself: one dtype, one shape, nothing to promote; alpha checked only
+        # where a float dtype narrower than float64 might not hold it
+        if not -_F16_MAX <= alpha <= _F16_MAX and self.dtype is not _FLOAT64:
+            check_fits(alpha, self.dtype)
         if self.size >= blas.MIN_SIZE and adds_in_one_pass(self, other, alpha):
             blas.axpy(alpha, other, self)
             return
@@ -425,8 +514,7 @@ def add_Tensor_(self, other, alpha=1):
         finally:
             _reset_state(token)
         return
-    dtype = result_type(self, other, alpha if alpha != 1 else None)
-    _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
+    _inplace(np.add, self, _times_alpha(self, other, alpha), result_type(self, other))
 
 
 def adds_in_one_pass(self: np.ndarray, other: np.ndarray, alpha: float) -> bool:
@@ -462,15 +550,26 @@ def _check_subtraction(self: Any, other: Any) -> None:
 
 def sub_Tensor(self, other, alpha=1):
     _check_subtraction(self, other)
-    if alpha == 1:
+    if alpha == 1 and alpha is not True:
         return _arithmetic(np.subtract, self, other)
     return _arithmetic(np.subtract, *_scaled(self, other, alpha))
 
 
 def sub_Tensor_(self, other, alpha=1):
     _check_subtraction(self, other)
-    dtype = result_type(self, other, alpha if alpha != 1 else None)
-    _inplace(np.subtract, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
+    _inplace(np.subtract, self, _times_alpha(self, other, alpha), result_type(self, other))
+
+
+def _times_alpha(self: Any, other: Any, alpha: Any) -> Any:
+    """add_'s and sub_'s `alpha * other`, in their result dtype, alpha checked against it."""
+    if alpha == 1 and alpha is not True:
+        return other
+    dtype = result_type(self, other)
+    _check_alpha(alpha, dtype)
+    # (alpha first: a number the compiler reads afresh at each call, runtime/compile/numbers.py,
+    # writes its own product)
+    return quietly(operator.mul, builtins.bool(alpha) if dtype.kind == "b" else alpha,
+                   _as(other, dtype))
 
 
 def rsub_Tensor(self, other, alpha=1):
@@ -747,6 +846,12 @@ def threshold_backward(grad_output, self, threshold):
 
 
 def leaky_relu(self, negative_slope=0.01):
+    work = _opmath(self.dtype)  # (float16's in float32: its slope is not rounded to float16)
+    check_fits(negative_slope, work)
+    if work != self.dtype:
+        with silenced():
+            x = self.astype(work)
+            return _array(np.where(x > 0, x, x * negative_slope), self.dtype)
     return _array(np.where(self > 0, self, self * negative_slope), self.dtype)
 
 
@@ -763,9 +868,13 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
 
 @silent
 def softplus(self, beta=1, threshold=20):
-    """log(1 + e^(beta x)) / beta, and x itself once beta * x > threshold."""
-    z = self * beta
-    return _array(np.where(z > threshold, self, np.logaddexp(0, z) / beta), self.dtype)
+    """log(1 + e^(beta x)) / beta, and x itself once beta * x > threshold (float16's in
+    float32, its beta not rounded to float16)."""
+    work = _opmath(self.dtype)
+    _check_fits_all(work, beta, threshold)
+    x = self if work == self.dtype else self.astype(work)
+    z = x * beta
+    return _array(np.where(z > threshold, x, np.logaddexp(0, z) / beta), self.dtype)
 
 
 @silent
@@ -809,6 +918,8 @@ def _clamp(self: Any, min: Any, max: Any) -> np.ndarray:
     for bound in (min, max):  # PyTorch's message for a bound that does not broadcast
         if isinstance(bound, np.ndarray):
             broadcast_shapes(np.shape(self), bound.shape)
+        elif bound is not None:
+            check_fits(bound, dtype)
     if min is not None:
         result = np.maximum(result, _as(min, dtype))
     if max is not None:
@@ -874,8 +985,13 @@ def where_self(condition, self, other):
                            f"with dtype {_scalar_name(condition)}")
     # torch's error names the condition's shape beside self's first, then other's
     broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(self)), np.shape(other))
-    a, b = _binary(self, other)
-    return _array(np.where(condition, a, b), a.dtype)
+    dtype = result_type(self, other)
+    for operand in (self, other):
+        if type(operand) is not ndarray:  # a number, converted to the type torch computes in
+            check_fits(operand, _opmath(dtype))
+    a, b = _binary(self, other, dtype)
+    # (quietly: a number beyond float16 becomes inf there, silently, as in torch)
+    return _array(quietly(np.where, condition, a, b), dtype)
 
 
 _SCALAR_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.int32): "Int",
@@ -892,10 +1008,6 @@ def _scalar_name(array: np.ndarray) -> str:
 
 _NOT_INDEX_TYPES = (np.dtype(np.int8), np.dtype(np.int16))  # torch indexes with long, int, byte
 
-_C_INT_NAMES = {"i8": "int64_t", "i4": "int32_t", "i2": "int16_t", "i1": "int8_t",
-                "u1": "uint8_t"}
-
-
 def masked_fill_Scalar(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -904,10 +1016,7 @@ def masked_fill_Scalar(self, mask, value):
     # wrapper's write refuses a result of another shape).
     shape = broadcast_shapes(mask.shape, self.shape)
     result = np.array(np.broadcast_to(self, shape), copy=True)
-    if self.dtype.kind in "iu" and not math.isfinite(value) or (
-            self.dtype.kind in "iu" and builtins.abs(value) >= 2 ** (8 * self.dtype.itemsize - 1)):
-        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[self.dtype.str[1:]]}"
-                           f" without overflow")
+    check_fits(value, self.dtype)
     np.copyto(result, np.asarray(value), casting="unsafe", where=mask)
     return result
 
@@ -920,6 +1029,11 @@ def masked_fill_Tensor(self, mask, value):
 
 
 def fill_Scalar(self, value):
+    check_fits(value, self.dtype)
+    return _filled(self, value)
+
+
+def _filled(self: np.ndarray, value: Any) -> np.ndarray:
     return np.full(self.shape, value, dtype=self.dtype)
 
 
@@ -927,7 +1041,7 @@ def fill_Tensor(self, value):
     if np.ndim(value) != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{np.ndim(value)} dimensions.")
-    return fill_Scalar(self, value)
+    return _filled(self, value)  # (a tensor's value is cast, unchecked, as in torch)
 
 
 def fill__Scalar(self, value):
@@ -1906,6 +2020,7 @@ def index_add(self, dim, index, source, alpha=1):
     if outside.size:  # torch counts no index from the end here
         raise RuntimeError(f"index {outside.flat[0]} is out of bounds for dimension {dim} with "
                            f"size {size}")
+    check_fits(alpha, _opmath(self.dtype))
     result = np.array(self, copy=True)
     source = _as(source, self.dtype)
     if not self.ndim:  # one index, one value
@@ -2031,6 +2146,7 @@ def _mm_of_other_dtypes(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
 @silent
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     product = mm(mat1, mat2)  # a fresh array: scaled and added to in place
+    _check_fits_all(_opmath(product.dtype), alpha, beta)
     if alpha != 1:
         product *= product.dtype.type(alpha)
     bias = _as(self, product.dtype)
@@ -2511,6 +2627,8 @@ def mish(self):
 def elu(self, alpha=1, scale=1, input_scale=1):
     """scale * x above 0, scale * alpha * (exp(input_scale * x) - 1) at or below it."""
     _floats_only("elu", self)
+    _check_fits_all(_opmath(self.dtype), alpha, scale, input_scale)
+
     def function(x):
         return np.where(x > 0, x * scale, np.expm1(x * input_scale) * (alpha * scale))
     return _unary_float(function, self)
@@ -2519,6 +2637,7 @@ def elu(self, alpha=1, scale=1, input_scale=1):
 def hardtanh(self, min_val=-1, max_val=1):
     if self.dtype == np.bool_:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    _check_fits_all(self.dtype, min_val, max_val)
     return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
 
 
@@ -3399,6 +3518,7 @@ def constant_pad_nd(self, pad, value=0):
             raise RuntimeError("narrow(): length must be non-negative.")
         crops[dim] = slice(builtins.max(-before, 0), self.shape[dim] - builtins.max(-after, 0))
         widths[dim] = (builtins.max(before, 0), builtins.max(after, 0))
+    check_fits(value, self.dtype)
     return np.pad(self[tuple(crops)], widths, constant_values=_as(value, self.dtype))
 
 
@@ -3856,6 +3976,7 @@ def _scatter_one(self, dim, index, values):
 def scatter_value(self, dim, index, value):
     _check_index(index, "scatter")
     _scatter_shape_check(self, dim, index)
+    check_fits(value, self.dtype)
     if not index.size or not self.ndim:
         return _scatter_one(self, dim, index, value)
     result = np.array(self, copy=True)
@@ -3904,6 +4025,7 @@ def _lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
 
 def lerp_Scalar(self, end, weight):
     _check_lerp(self, end, weight, "lerp_kernel_scalar")
+    check_fits(weight, _opmath(self.dtype))
     return _lerp(self, end, float(weight))
 
 
@@ -3916,6 +4038,7 @@ def addcmul(self, tensor1, tensor2, value=1):
     _broadcast_all(self, tensor1, tensor2)
     dtype = result_type(self, tensor1, tensor2)
     work = _opmath(dtype)  # halves in float32, rounded once
+    check_fits(value, work)
     if dtype.kind not in "fV":  # value is converted to the integer type first, as in PyTorch
         with silenced():
             return _array(self + dtype.type(value) * tensor1 * tensor2, dtype)
@@ -3936,6 +4059,7 @@ def addcdiv(self, tensor1, tensor2, value=1):
             "(input + value * tensor1 / tensor2), for all dtypes.")
     dtype = result_type(self, tensor1, tensor2)
     work = _opmath(dtype)  # halves in float32, rounded once
+    check_fits(value, work)
     with silenced():  # PyTorch's order: self + (value * tensor1) / tensor2
         quotient = _as(tensor1, work) * work.type(value) / _as(tensor2, work)
         return _array(_as(self, work) + quotient, dtype)
@@ -5380,6 +5504,8 @@ def logit(self, eps=None):
     NaN stays NaN)."""
     dtype = _float_type(self)
     x = _as(np.asarray(self), dtype)
+    if eps is not None:
+        check_fits(eps, _opmath(dtype))
     if eps is not None and eps >= 0:
         low, high = dtype.type(eps), dtype.type(1 - eps)
         x = np.where(x < low, low, np.where(x > high, high, x))
@@ -6563,6 +6689,7 @@ def _index_fill(self: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     dim, positions = _index_positions(self, dim, index, "", True)
+    check_fits(value, self.dtype)
     result = self.copy()
     if self.ndim:
         result[_take(dim, positions)] = value
@@ -6826,6 +6953,7 @@ def _add_product(self: np.ndarray, product: np.ndarray, beta: Any, alpha: Any) -
     the product's dtype first (for integers, 2.6 is 2)."""
     bias = _broadcast_to(np.asarray(self), product.shape)
     dtype = product.dtype
+    _check_fits_all(_opmath(dtype), alpha, beta)
     if dtype == np.bool_:
         return (product & bool(alpha)) | (bias & bool(beta))
     beta, alpha = dtype.type(beta), dtype.type(alpha)
@@ -7601,6 +7729,7 @@ def _cpp_float(value: float) -> str:
 def hardshrink(self, lambd=0.5):
     """x where |x| > lambd, else 0."""
     _floats_only("hardshrink", self)
+    check_fits(lambd, _opmath(self.dtype))
     return _array(np.where((self >= -lambd) & (self <= lambd), 0, self), self.dtype)
 
 
@@ -7618,8 +7747,8 @@ def _softshrink_check(self, lambd) -> None:
     if self.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"softshrink_check\" not implemented for '{_dtype_name(self)}'")
-    if lambd < 0:
-        largest = np.finfo(self.dtype).max
+    largest = dtype_range(_opmath(self.dtype))[1]
+    if not 0 <= lambd <= largest:
         raise RuntimeError(f"lambda must be in range [0, {_cpp_float(largest)}] for input dtype "
                            f"{_dtype_name(self)}, but found {_cpp_float(lambd)}")
 
@@ -7642,6 +7771,7 @@ def _threshold(self, limit, value):
     """x above the limit (and NaN), value at or below it."""
     if self.dtype == np.bool_:
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    _check_fits_all(_opmath(self.dtype), limit, value)
     return _array(np.where(self <= limit, _as(value, self.dtype), self), self.dtype)
 
 

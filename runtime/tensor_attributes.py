@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import arguments, dtypes, factories, grad_mode, kernels, recording
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
@@ -743,6 +743,7 @@ class AttributeMethods:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
         recording.check_inplace(self)
+        kernels.check_fits(fill_value, self._data.dtype)
         mask = _diagonal_mask(self._data, wrap)
         if self.requires_grad and grad_mode.is_grad_enabled() or self._fw_grad is not None:
             # recorded (torch records it through a diagonal view: CopySlices); the same

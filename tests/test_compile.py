@@ -17,6 +17,8 @@ import runtime
 from runtime.compile import CompiledStep
 
 ROOT = Path(__file__).resolve().parent.parent
+# torch's error for a Scalar argument float32 cannot hold (a learning rate of 1e39).
+OVERFLOW_FLOAT = "value cannot be converted to type float without overflow"
 STEPS = 20
 LEARNING_RATE = 0.1  # a global a step reads (test_a_hand_written_update_...)
 
@@ -1666,7 +1668,8 @@ def _special_steps(compiled: bool, dtype, make_optimizer, calls: int, seed: int)
     """`calls` optimizer steps (compiled or eager) on one parameter holding infinities,
     NaN, a signed zero and the largest float, whose gradient (of `(p * c).sum()`) is c,
     holding the same kinds and the smallest normal float: (the parameter, the
-    optimizer, the step as run, numpy's warnings)."""
+    optimizer, the step as run, (numpy's warnings, the message of the RuntimeError a step
+    raised or None)). A hyperparameter the dtype cannot hold raises torch's error."""
     import warnings
 
     base = np.random.default_rng(seed).standard_normal(50).astype(dtype)
@@ -1683,11 +1686,15 @@ def _special_steps(compiled: bool, dtype, make_optimizer, calls: int, seed: int)
         optimizer.step()
 
     run = runtime.compile(step) if compiled else step
+    error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for _ in range(calls):
-            run()
-    return param, optimizer, run, sorted(str(w.message) for w in caught)
+        try:
+            for _ in range(calls):
+                run()
+        except RuntimeError as raised:
+            error = str(raised)
+    return param, optimizer, run, (sorted(str(w.message) for w in caught), error)
 
 
 def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
@@ -1698,7 +1705,7 @@ def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
         return optimizer
 
     param, _, run, warned = _special_steps(compiled, dtype, make, 2, 4)
-    if compiled:
+    if compiled and warned[1] is None:
         # the parameter's array, as read (alpha == 1: the kernel, which adds unscaled)
         assert re.search(r"\n +(x0 \+= u\d+ |kernels\.add_Tensor_\(x0, )", run.code)
     return param.detach().numpy().tobytes(), warned
@@ -1710,10 +1717,12 @@ def test_plain_sgd_update_is_the_kernels(dtype, lr):
     """The update the step writes for plain SGD (`n = -lr` as a 0-d array of the parameter's
     dtype, `u = n * grad`, then `p += u` with numpy's warnings off) against eager's kernel:
     the same bits, infinities, NaNs and signed zeros included, and the same numpy warnings
-    (the product's, not the sum's; 1e39, which float32 cannot hold, stays a float, whose
-    conversion warns at each product as the kernel's does); lr == -1 is alpha == 1, which
-    the kernel adds unscaled."""
-    assert _plain_update_run(True, dtype, lr) == _plain_update_run(False, dtype, lr)
+    (the product's, not the sum's); 1e39, which float32 cannot hold, raises torch's error in
+    both; lr == -1 is alpha == 1, which the kernel adds unscaled."""
+    got = _plain_update_run(True, dtype, lr)
+    assert got == _plain_update_run(False, dtype, lr)
+    overflows = dtype is np.float32 and lr == 1e39
+    assert got[1][1] == (OVERFLOW_FLOAT if overflows else None)
 
 
 def _update_run(compiled: bool, dtype, options: dict) -> tuple:
@@ -1722,7 +1731,7 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
     cls = getattr(runtime.optim, options.pop("cls", "Adam"))
     param, optimizer, run, warned = _special_steps(
         compiled, dtype, lambda p: cls([p], **options), 3, 6)
-    if compiled:
+    if compiled and warned[1] is None:
         assert run.fallback_reason is None and "# update" in run.code
     state = optimizer.state[param]
     tensors = [param, *(state[key] for key in sorted(state))]
@@ -1732,7 +1741,7 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
 
 @pytest.mark.parametrize("options", [
     {"lr": 1e-3}, {"lr": 10.0, "betas": (0.5, 0.25), "eps": 1e-30},
-    {"lr": 1e300},  # the update's product overflows: numpy warns, as the kernel's does
+    {"lr": 1e300},  # float64: the update's product overflows: numpy warns, as the kernel's does
     {"lr": 1e-2, "weight_decay": 0.5, "maximize": True},
     {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0.1},
     {"cls": "AdamW", "lr": 1e-2, "weight_decay": 0},
@@ -1755,8 +1764,13 @@ def _update_run(compiled: bool, dtype, options: dict) -> tuple:
 def test_update_in_numpy_is_the_kernels(dtype, options):
     """Adam's, AdamW's, RMSprop's and Adagrad's updates as numpy lines against eager's
     kernels: the same bits of the parameter and its state, infinities, NaNs and signed
-    zeros included, the same version counters and the same numpy warnings."""
-    assert _update_run(True, dtype, dict(options)) == _update_run(False, dtype, dict(options))
+    zeros included, the same version counters and the same numpy warnings; a learning rate
+    or weight decay float32 cannot hold raises torch's error in both (as torch's Adam,
+    RMSprop, Adagrad and Adadelta do)."""
+    got = _update_run(True, dtype, dict(options))
+    assert got == _update_run(False, dtype, dict(options))
+    huge = options.get("lr", 0) >= 1e300 or options.get("weight_decay", 0) >= 1e39
+    assert got[2][1] == (OVERFLOW_FLOAT if huge and dtype is np.float32 else None)
 
 
 def test_numpy_forms_from_the_spec_are_written_and_equal_eager():
@@ -2190,16 +2204,16 @@ def test_numbers_as_arrays_keep_eager_bits_and_warnings(dtype):
 
 
 @pytest.mark.parametrize("lr", [0.5, 1e39])
-def test_a_learning_rate_float32_cannot_hold_stays_a_float(lr):
-    """SGD's `-lr` is a 0-d array of the parameters' dtype only where it converts without
-    overflow; 1e39 stays a float, whose conversion at each product gives inf silently, in
-    the compiled step as in eager's kernel (torch's kernels never warn)."""
+def test_a_learning_rate_float32_cannot_hold_is_refused(lr):
+    """SGD's `-lr` is a 0-d array of the parameters' dtype where it converts without
+    overflow; a finite learning rate float32 cannot hold (1e39), set after the step was
+    compiled, raises torch's error in the compiled step as in eager and in torch, the
+    weights left as they were, and nothing warns."""
     import warnings
 
-    def run(compiled):
-        weights = [runtime.ones(3, requires_grad=True), runtime.ones(2, requires_grad=True)]
-        optimizer = runtime.optim.SGD(weights, lr=0.1)
-        optimizer.param_groups[0]["lr"] = lr
+    def run(module, compiled):
+        weights = [module.ones(3, requires_grad=True), module.ones(2, requires_grad=True)]
+        optimizer = module.optim.SGD(weights, lr=0.1)
 
         def step():
             optimizer.zero_grad()
@@ -2207,20 +2221,27 @@ def test_a_learning_rate_float32_cannot_hold_stays_a_float(lr):
             optimizer.step()
 
         run = runtime.compile(step) if compiled else step
+        run()  # (traced here, at lr 0.1)
+        optimizer.param_groups[0]["lr"] = lr
+        before = [w.detach().numpy().tobytes() for w in weights]
+        error = None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for _ in range(3):
-                run()
+            try:
+                for _ in range(2):
+                    run()
+            except RuntimeError as raised:
+                error = str(raised)
         if compiled:
             assert run.fallback_reason is None and "abs(-lr0)" in run.code
-        return [w.detach().numpy().tobytes() for w in weights], \
-            sorted(str(w.message) for w in caught)
+        after = [w.detach().numpy().tobytes() for w in weights]
+        return after, sorted(str(w.message) for w in caught), error, after == before
 
-    got, expected = run(True), run(False)
+    got, expected = run(runtime, True), run(runtime, False)
     assert got == expected
-    assert expected[1] == []
-    if lr == 1e39:
-        assert all(np.isinf(np.frombuffer(w, np.float32)).all() for w in expected[0])
+    assert expected[1:] == run(torch, False)[1:]
+    assert expected[2] == (OVERFLOW_FLOAT if lr == 1e39 else None)
+    assert expected[3] is (lr == 1e39)
 
 
 def test_a_number_read_afresh_writes_the_arithmetic_done_on_it():

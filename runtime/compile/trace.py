@@ -477,14 +477,15 @@ class Tracer:
         return True
 
     def _as_array(self, alpha: Any, dtype: np.dtype) -> ast.expr:
-        """`np.array(alpha, np.float32) if abs(alpha) <= f32_max else alpha`."""
+        """`np.array(alpha, np.float32) if abs(alpha) <= f32_max else kernels.checked(alpha,
+        np.float32)` (an infinity or NaN as itself; a finite alpha beyond, torch's error)."""
         kind = attribute("np", dtype.name) if getattr(np, dtype.name, None) is dtype.type \
             else var(self.source.constant(dtype))
         limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
         self.source.namespace[limit] = float(np.finfo(dtype).max)
         fits = ast.Compare(call(var("abs"), [self.render(alpha)]), [ast.LtE()], [var(limit)])
         return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
-                         self.render(alpha))
+                         call(attribute("kernels", "checked"), [self.render(alpha), kind]))
 
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
