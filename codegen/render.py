@@ -169,6 +169,7 @@ SIZE_SAVERS = {
     SavedKind.NUMEL: "recording.numel",
     SavedKind.STRIDES: "recording.strides",
     SavedKind.LIST_SIZES: "recording.list_sizes",
+    SavedKind.GEOMETRY: "recording.geometry",
 }
 
 

@@ -7200,4 +7200,20 @@ NODES = {
             "weight": "tensor",
         },
     },
+    "AsStridedBackward0": {
+        "entry": "as_strided",
+        "schema": "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        "formulas": (
+            ("self", "as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
 }

@@ -470,6 +470,7 @@ __all__ = [
     "log_normal_",
     "matmul",
     "linear",
+    "as_strided",
 ]
 
 
@@ -4811,3 +4812,12 @@ def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
     result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
     """
     return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)
+
+
+def as_strided(self_p, self_t, size, stride, storage_offset, result):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    result: auto_linear
+    """
+    return ops.as_strided(self_t, size, stride, storage_offset)

@@ -494,6 +494,7 @@ __all__ = [
     "MatmulBackward0",
     "LinearBackward0",
     "LinearBackwardBackward0",
+    "AsStridedBackward0",
 ]
 
 
@@ -15523,4 +15524,27 @@ class LinearBackwardBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = ("_saved_self_geometry", "_saved_size", "_saved_stride", "_saved_storage_offset")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_geometry = self._saved_self_geometry
+        size = self._saved_size
+        stride = self._saved_stride
+        storage_offset = self._saved_storage_offset
+        grad_inputs = [None]
+        # self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.as_strided_backward(ops, grad, self_geometry, size, stride, storage_offset)
         return grad_inputs

@@ -43,6 +43,7 @@ from generated.functions import (
     AsinBackward0,
     AsinhBackward0,
     AsinhBackward1,
+    AsStridedBackward0,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
@@ -604,6 +605,7 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "as_strided",
     "asin",
     "asin_",
     "asinh",
@@ -18596,6 +18598,34 @@ def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_m
         forward_grad.not_implemented("linear_backward")
     return (result0, result1, result2)
 
+
+def as_strided(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided, (self_, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided"], (self_, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.as_view(self_, kernels.as_strided(self_._data, size, stride, storage_offset))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AsStridedBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided(self_, forward_grad.tangent(self_), size, stride, storage_offset, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21521,6 +21551,12 @@ OVERLOADS = {
         Param("weight", "Tensor"),
         Param("output_mask", "bool[3]"),
     )),
+    "as_strided": Overload(as_strided, kernels.as_strided, "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23008,6 +23044,9 @@ BY_NAME = {
     ),
     "linear_backward": (
         OVERLOADS["linear_backward"],
+    ),
+    "as_strided": (
+        OVERLOADS["as_strided"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1725,4 +1725,7 @@ FORMULAS = {
         1: "grad_output: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
         2: "weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
     },
+    "AsStridedBackward0": {
+        0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
 }

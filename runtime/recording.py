@@ -174,6 +174,15 @@ def strides(value: Any) -> tuple[int, ...]:
     return tuple([step // itemsize for step in data.strides])
 
 
+def geometry(value: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """`TensorGeometry(x)`: x's sizes, strides and storage offset (in elements), saved by a
+    node that reads only those (as_strided's)."""
+    if not isinstance(value, Tensor):
+        return ((), (), 0)
+    data = value._data
+    return data.shape, strides(value), kernels.storage_offset(data)
+
+
 def scalar_type(value: Any) -> Any:
     """`x.dtype`, saved by a node whose formula reads only that (read off the array, as
     `sizes` reads the shape: a mode hears the op, not what it saves)."""

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import arguments, dtypes, factories, grad_mode, kernels, recording
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
@@ -332,9 +332,7 @@ def adjoint(input: Any) -> Any:
 # -- memory ------------------------------------------------------------------------------------
 
 def _storage_root(array: np.ndarray) -> np.ndarray:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    return kernels.storage_root(array)  # (through numpy's stride tricks too: unfold's views)
 
 
 def _dim_order(tensor: Any) -> tuple[int, ...]:

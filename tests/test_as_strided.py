@@ -1,0 +1,142 @@
+"""torch.as_strided and its family against torch: views by storage geometry that alias
+their base (writes reach it, the version counter is shared), the storage offset a view
+starts from, torch's errors for geometries out of bounds, and gradients (first order,
+second order, forward mode) where the view repeats elements or the input is itself a
+strided or expanded view."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.oracle import close, same
+
+
+def test_a_view_aliases_its_base_and_shares_its_version() -> None:
+    def program(lib):
+        x = lib.arange(10.0)
+        v = x.as_strided((2, 3), (1, 2), 1)
+        v.mul_(-1)
+        w = lib.as_strided(x, size=(3,), stride=(3,))
+        return (v.tolist(), x.tolist(), w.tolist(), x._version, v._version, v._base is x,
+                v.storage_offset(), v.stride(), v.is_contiguous())
+    same(program)
+
+
+def test_the_storage_offset_is_the_storage_s_not_the_view_s() -> None:
+    def program(lib):
+        x = lib.arange(12.0)
+        y = x[2:].view(2, 5)
+        return (y.as_strided((2,), (1,)).tolist(), y.as_strided((2,), (1,), 0).tolist(),
+                y.as_strided((3,), (4,)).storage_offset(),
+                y.t().as_strided((2, 2), (1, 5)).tolist(),
+                x.unfold(0, 3, 2)[1:].as_strided((2,), (1,)).tolist(),
+                x[2:].unfold(0, 3, 2).storage_offset(),
+                x[3:].expand(2, 9).as_strided((3,), (1,)).tolist())
+    same(program)
+
+
+def test_an_empty_or_zero_dim_geometry() -> None:
+    def program(lib):
+        x = lib.arange(10.0)
+        return (x.as_strided((), (), 9).tolist(), x.as_strided((3,), (0,), 9).tolist(),
+                list(x.as_strided((0, 5), (100, 100), 100).shape),
+                list(lib.empty(0).as_strided((0,), (1,)).shape))
+    same(program)
+
+
+@pytest.mark.parametrize("size, stride, offset", [
+    ((20,), (1,), None), ((2,), (1,), 11), ((), (), 10), ((2, 3), (1,), None),
+    ((2, -3), (-1, 1), None), ((30,), (-1,), None), ((2,), (1,), -1), ((-2,), (1,), -1),
+    ((-2,), (1,), 20), ((2, 0), (1, 1), -1), ((5,), (2,), 1),
+])
+def test_torch_s_errors_for_a_geometry_that_does_not_fit(size, stride, offset) -> None:
+    def program(lib):
+        x = lib.arange(10.0)
+        return x.as_strided(size, stride, offset).tolist()
+    same(program)
+
+
+def test_an_expanded_base_has_the_storage_of_what_it_expands() -> None:
+    def program(lib):
+        b = lib.tensor([1.0, 2.0]).expand(3, 2)
+        return b.as_strided((2,), (1,)).tolist(), b.as_strided((3,), (1,)).tolist()
+    same(program)
+
+
+def test_the_gradient_adds_up_where_the_view_repeats_elements() -> None:
+    def program(lib):
+        x = lib.arange(1.0, 11.0, requires_grad=True)
+        y = x * 2
+        v = y.as_strided((3, 4), (2, 1), 1)
+        (v * lib.arange(12.0).view(3, 4)).sum().backward()
+        return v.grad_fn.name(), x.grad.tolist()
+    same(program)
+
+
+def test_the_gradient_of_a_strided_input() -> None:
+    def program(lib):
+        x = lib.arange(12.0, requires_grad=True)
+        y = (x * 1).view(3, 4).t()[1:]
+        v = y.as_strided((2, 3), (3, 1), 2)
+        (v * lib.arange(6.0).view(2, 3)).sum().backward()
+        return x.grad.tolist()
+    same(program)
+
+
+def test_the_gradient_of_an_expanded_input_is_shared_out() -> None:
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.expand(4, 3)
+        v = y.as_strided((2, 2), (1, 1), 1)
+        (v * lib.tensor([[1.0, 10.0], [100.0, 1000.0]])).sum().backward()
+        return x.grad.tolist()
+    same(program)
+
+
+def test_second_order_and_forward_mode() -> None:
+    def program(lib):
+        x = lib.arange(1.0, 9.0, dtype=lib.float64, requires_grad=True)
+        v = (x * x).as_strided((3, 3), (2, 1), 1)
+        (g,) = lib.autograd.grad((v * v).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(x.detach(), lib.ones(8, dtype=lib.float64))
+            out = (dual * 3).as_strided((2, 2), (1, 3), 2)
+            tangent = lib.autograd.forward_ad.unpack_dual(out).tangent
+        return g.tolist(), gg.tolist(), tangent.tolist()
+    close(program)
+
+
+def test_as_strided_copy_is_fresh_memory_with_the_view_s_gradient() -> None:
+    def program(lib):
+        x = lib.arange(10.0, requires_grad=True)
+        c = lib.as_strided_copy(x * 1, (2, 2), (1, 2), 2)
+        c.mul(lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        out = lib.empty(2)
+        lib.as_strided_copy(x.detach(), (2,), (3,), 1, out=out)
+        return (c.tolist(), c.grad_fn.name(), c._base is None, c.is_contiguous(), x.grad.tolist(),
+                out.tolist())
+    same(program)
+
+
+def test_view_as_real_copy_and_view_as_complex_copy() -> None:
+    def program(lib):
+        z = lib.arange(6.0, dtype=lib.float64).view(3, 2)
+        c = lib.view_as_complex_copy(z)
+        w = c.detach().requires_grad_()
+        r = lib.view_as_real_copy(w)
+        (r * lib.arange(6.0, dtype=lib.float64).view(3, 2)).sum().backward()
+        return (c.tolist(), c._base is None, str(c.dtype), r.grad_fn.name(), r._base is None,
+                w.grad.tolist())
+    same(program)
+
+
+@pytest.mark.parametrize("name, make", [
+    ("view_as_complex_copy", lambda lib: lib.ones(3)),
+    ("view_as_real_copy", lambda lib: lib.ones(3)),
+    ("view_as_complex_copy", lambda lib: lib.ones(3, 2, requires_grad=True)),
+])
+def test_view_as_copies_refuse_as_torch(name, make) -> None:
+    def program(lib):
+        return getattr(lib, name)(make(lib)).tolist()
+    same(program)
