@@ -7216,4 +7216,22 @@ NODES = {
             "storage_offset": "value",
         },
     },
+    "AsStridedScatterBackward0": {
+        "entry": "as_strided_scatter",
+        "schema": "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+        "formulas": (
+            ("self", "as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)"),
+            ("src", "as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "src_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
 }

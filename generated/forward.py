@@ -471,6 +471,7 @@ __all__ = [
     "matmul",
     "linear",
     "as_strided",
+    "as_strided_scatter",
 ]
 
 
@@ -4821,3 +4822,12 @@ def as_strided(self_p, self_t, size, stride, storage_offset, result):
     result: auto_linear
     """
     return ops.as_strided(self_t, size, stride, storage_offset)
+
+
+def as_strided_scatter(self_p, self_t, src_p, src_t, size, stride, storage_offset, result):
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    derivatives.yaml, entry as_strided_scatter
+    result: auto_linear
+    """
+    return ops.as_strided_scatter(self_t, src_t, size, stride, storage_offset)

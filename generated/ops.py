@@ -44,6 +44,7 @@ from generated.functions import (
     AsinhBackward0,
     AsinhBackward1,
     AsStridedBackward0,
+    AsStridedScatterBackward0,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
@@ -606,6 +607,7 @@ __all__ = [
     "argmax",
     "argmin",
     "as_strided",
+    "as_strided_scatter",
     "asin",
     "asin_",
     "asinh",
@@ -18626,6 +18628,35 @@ def as_strided(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None,
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def as_strided_scatter(self_=MISSING, src=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    derivatives.yaml, entry as_strided_scatter
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided_scatter, (self_, src, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, src, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided_scatter"], (self_, src, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.as_strided_scatter(self_._data, src._data, size, stride, storage_offset))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = AsStridedScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_src_geometry = recording.geometry(src)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), size, stride, storage_offset, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21557,6 +21588,13 @@ OVERLOADS = {
         Param("stride", "int[]"),
         Param("storage_offset", "int?", has_default=True),
     )),
+    "as_strided_scatter": Overload(as_strided_scatter, kernels.as_strided_scatter, "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23047,6 +23085,9 @@ BY_NAME = {
     ),
     "as_strided": (
         OVERLOADS["as_strided"],
+    ),
+    "as_strided_scatter": (
+        OVERLOADS["as_strided_scatter"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

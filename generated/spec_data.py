@@ -1728,4 +1728,8 @@ FORMULAS = {
     "AsStridedBackward0": {
         0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
     },
+    "AsStridedScatterBackward0": {
+        0: "self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)",
+        1: "src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
 }

@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 from numpy import ndarray  # (on the hottest paths: a global, not np's attribute)
 
-from runtime import blas, cpu_math, memory_formats, sampling
+from runtime import blas, cpu_math, sampling
 from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
@@ -9787,17 +9787,25 @@ def as_strided(self, size, stride, storage_offset=None):
 
 
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
-    """A copy of self (laid out as torch's clone lays it out) with src written into the
-    elements the geometry picks in the copy's storage."""
-    result = memory_formats.laid_out(self, memory_formats.strides_for(
-        memory_formats.preserve_format, self))
-    if result is self:  # (laid_out keeps an array that owns its memory as it is)
-        result = self.copy(order="K")
+    """A copy of self with src written into the elements the geometry picks in the copy's
+    storage. As torch's, the copy is of self's whole storage, viewed as self is (an expanded
+    self, whose elements share memory, is copied row-major instead)."""
+    if builtins.any(n > 1 and step == 0 for n, step in zip(self.shape, self.strides,
+                                                             strict=True)):
+        result = np.array(self, copy=True, order="C")
+    else:
+        memory, start = storage_bytes(self)
+        result = np.ndarray(self.shape, self.dtype, buffer=memory.copy(), offset=start,
+                            strides=self.strides)
     size, stride = tuple(size), tuple(stride)
     memory, start = storage_bytes(result)
     offset = start // result.itemsize if storage_offset is None else storage_offset
     _check_geometry(size, stride, offset, result.itemsize, memory.size)
     region = _strided_view(memory, result.dtype, size, stride, offset)
+    if builtins.any(n > 1 and step == 0 for n, step in zip(size, stride, strict=True)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
     if region.shape != src.shape:
         raise RuntimeError("expected src to have a size equal to the slice of self. src size "
                            f"= {list(src.shape)}, slice size = {list(region.shape)}")

@@ -2755,13 +2755,16 @@ def _check_contiguous_geometry(geometry: Any) -> None:
 def as_strided_scatter_backward(ops: Any, grad: Any, input_geometry: Any, src_geometry: Any,
                                 sizes: Sequence[int], strides: Sequence[int],
                                 storage_offset: int | None) -> Any:
-    """The gradient of self in as_strided_scatter(self, src, ...): grad, zero where src was
-    written (self laid out contiguously, as torch requires when a gradient is needed)."""
+    """torch's gradient of self in as_strided_scatter(self, src, ...): grad where src was
+    written, zero elsewhere (self laid out contiguously, as torch requires when a gradient is
+    needed). It is not the derivative, which is grad zero where src was written: torch's
+    gradcheck of the op fails, and its OpInfo marks the gradient test an expected failure;
+    gradgen gives torch's values."""
     _check_contiguous_geometry(input_geometry)
     positions = _storage_positions(ops, sizes, strides, storage_offset or 0)
     written = ops.index_fill(ops.zeros_like(ops.reshape(grad, (-1,)), dtype=grad.dtype), 0,
                              ops.reshape(positions, (-1,)), 1)
-    return grad * ops.reshape(1 - written, tuple(grad.shape))
+    return grad * ops.reshape(written, tuple(grad.shape))
 
 
 def as_strided_scatter_src_backward(ops: Any, grad: Any, input_geometry: Any,

@@ -140,3 +140,49 @@ def test_view_as_copies_refuse_as_torch(name, make) -> None:
     def program(lib):
         return getattr(lib, name)(make(lib)).tolist()
     same(program)
+
+
+def test_as_strided_scatter_writes_into_a_copy_laid_out_as_torch_s_clone() -> None:
+    def program(lib):
+        y = lib.arange(10.0)
+        src = lib.arange(3.0) + 100
+        transposed = lib.arange(12.0).view(3, 4).t()
+        expanded = lib.tensor([1.0, 2.0]).expand(3, 2)
+        results = [lib.as_strided_scatter(y[2:], src, (3,), (1,)),
+                   lib.as_strided_scatter(transposed, src, (3,), (1,)),
+                   lib.as_strided_scatter(expanded, src, (3,), (1,), 3),
+                   y.as_strided_scatter(lib.ones(3, dtype=lib.int64), (3,), (1,), 1),
+                   lib.as_strided_scatter(y, lib.tensor(7.0), (), (), 9),
+                   lib.as_strided_scatter(y[2:], -src, (3,), (1,), 0),
+                   lib.as_strided_scatter(y[2:5], -src, (3,), (1,), 7),
+                   lib.as_strided_scatter(transposed.t()[:, 1:3], -src[:2], (2,), (1,))]
+        return ([r.tolist() for r in results], [r.stride() for r in results],
+                [r.storage_offset() for r in results], y.tolist())
+    same(program)
+
+
+@pytest.mark.parametrize("src_size, size, stride, offset", [
+    ((3,), (2,), (1,), None), ((3,), (3,), (1,), 9), ((3,), (3,), (0,), 1),
+    ((2, 2), (2, 2), (-1, 1), None),
+])
+def test_as_strided_scatter_errors(src_size, size, stride, offset) -> None:
+    def program(lib):
+        return lib.as_strided_scatter(lib.arange(10.0), lib.ones(src_size), size, stride,
+                                      offset).tolist()
+    same(program)
+
+
+def test_as_strided_scatter_gradients_are_torch_s() -> None:
+    """torch's gradient for self is grad inside the written region (not the derivative,
+    which is zero there: torch's own gradcheck of the op fails); gradgen gives torch's."""
+    def program(lib):
+        a = lib.arange(9.0).view(3, 3).requires_grad_()
+        s = (lib.arange(4.0) + 100).view(2, 2).requires_grad_()
+        r = lib.as_strided_scatter(a, s, (2, 2), (1, 2), 1)
+        (r * (lib.arange(9.0).view(3, 3) + 1)).sum().backward()
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(a.detach(), lib.ones(3, 3))
+            out = lib.as_strided_scatter(dual, s.detach(), (2,), (4,))
+            tangent = lib.autograd.forward_ad.unpack_dual(out).tangent
+        return r.tolist(), r.grad_fn.name(), a.grad.tolist(), s.grad.tolist(), tangent.tolist()
+    same(program)
