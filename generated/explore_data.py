@@ -7234,4 +7234,20 @@ NODES = {
             "storage_offset": "value",
         },
     },
+    "AsStridedBackward1": {
+        "entry": "as_strided_",
+        "schema": "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
 }

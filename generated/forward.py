@@ -472,6 +472,7 @@ __all__ = [
     "linear",
     "as_strided",
     "as_strided_scatter",
+    "as_strided_",
 ]
 
 
@@ -4831,3 +4832,12 @@ def as_strided_scatter(self_p, self_t, src_p, src_t, size, stride, storage_offse
     result: auto_linear
     """
     return ops.as_strided_scatter(self_t, src_t, size, stride, storage_offset)
+
+
+def as_strided_(self_p, self_t, size, stride, storage_offset, result):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    result: auto_linear
+    """
+    return ops.as_strided_(self_t, size, stride, storage_offset)

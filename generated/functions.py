@@ -496,6 +496,7 @@ __all__ = [
     "LinearBackwardBackward0",
     "AsStridedBackward0",
     "AsStridedScatterBackward0",
+    "AsStridedBackward1",
 ]
 
 
@@ -15576,4 +15577,27 @@ class AsStridedScatterBackward0(Node):
         # src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.as_strided_scatter_src_backward(ops, grad, self_geometry, size, stride, storage_offset)
+        return grad_inputs
+
+
+class AsStridedBackward1(Node):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = ("_saved_self_geometry", "_saved_size", "_saved_stride", "_saved_storage_offset")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_geometry = self._saved_self_geometry
+        size = self._saved_size
+        stride = self._saved_stride
+        storage_offset = self._saved_storage_offset
+        grad_inputs = [None]
+        # self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.as_strided_backward(ops, grad, self_geometry, size, stride, storage_offset)
         return grad_inputs

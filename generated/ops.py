@@ -44,6 +44,7 @@ from generated.functions import (
     AsinhBackward0,
     AsinhBackward1,
     AsStridedBackward0,
+    AsStridedBackward1,
     AsStridedScatterBackward0,
     Atan2Backward0,
     AtanBackward0,
@@ -607,6 +608,7 @@ __all__ = [
     "argmax",
     "argmin",
     "as_strided",
+    "as_strided_",
     "as_strided_scatter",
     "asin",
     "asin_",
@@ -18657,6 +18659,40 @@ def as_strided_scatter(self_=MISSING, src=MISSING, size=MISSING, stride=MISSING,
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def as_strided_(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided_, (self_, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided_"], (self_, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = AsStridedBackward1((gradient_edge(self_),))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.restride(self_, kernels.as_strided_(self_._data, size, stride, storage_offset))
+    if needs_grad:
+        recording.rebase_view_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided_(original_self, forward_grad.tangent(self_), size, stride, storage_offset, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21595,6 +21631,12 @@ OVERLOADS = {
         Param("stride", "int[]"),
         Param("storage_offset", "int?", has_default=True),
     )),
+    "as_strided_": Overload(as_strided_, kernels.as_strided_, "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23088,6 +23130,9 @@ BY_NAME = {
     ),
     "as_strided_scatter": (
         OVERLOADS["as_strided_scatter"],
+    ),
+    "as_strided_": (
+        OVERLOADS["as_strided_"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

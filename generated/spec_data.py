@@ -1732,4 +1732,7 @@ FORMULAS = {
         0: "self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)",
         1: "src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
     },
+    "AsStridedBackward1": {
+        0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
 }

@@ -9786,6 +9786,11 @@ def as_strided(self, size, stride, storage_offset=None):
     return _strided_view(memory, self.dtype, size, stride, offset)
 
 
+def as_strided_(self, size, stride, storage_offset=None):
+    """The view self becomes (recording.restride makes self this view)."""
+    return as_strided(self, size, stride, storage_offset)
+
+
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
     """A copy of self with src written into the elements the geometry picks in the copy's
     storage. As torch's, the copy is of self's whole storage, viewed as self is (an expanded

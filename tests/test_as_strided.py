@@ -186,3 +186,48 @@ def test_as_strided_scatter_gradients_are_torch_s() -> None:
             tangent = lib.autograd.forward_ad.unpack_dual(out).tangent
         return r.tolist(), r.grad_fn.name(), a.grad.tolist(), s.grad.tolist(), tangent.tolist()
     same(program)
+
+
+def test_as_strided_in_place_makes_self_the_view() -> None:
+    def program(lib):
+        x = lib.arange(1.0, 11.0, requires_grad=True)
+        y = x * 1
+        w = y[2:]
+        returned = w.as_strided_((2, 3), (1, 2), 1)
+        facts = (returned is w, list(w.shape), w.stride(), w.storage_offset(), w.grad_fn.name(),
+                 y.grad_fn.name(), w._version, y._version, w._base is y)
+        (w * lib.arange(6.0).view(2, 3)).sum().backward()
+        z = lib.arange(10.0)
+        z.as_strided_((3,), (3,), 1)
+        z.add_(100)
+        a = lib.arange(1.0, 7.0, requires_grad=True)
+        b = a * 2
+        b.as_strided_((2, 2), (1, 1))
+        (b * b).sum().backward()
+        return facts, x.grad.tolist(), z.tolist(), z._version, a.grad.tolist()
+    same(program)
+
+
+def test_as_strided_in_place_refusals_leave_the_tensor_unchanged() -> None:
+    def program(lib):
+        outcomes = []
+        for make, size in ((lambda: lib.arange(1.0, 11.0, requires_grad=True), (2,)),
+                           (lambda: lib.arange(10.0), (20,))):
+            x = make()
+            try:
+                x.as_strided_(size, (1,))
+            except RuntimeError as error:
+                outcomes.append((str(error), list(x.shape), x.stride(), x._version))
+        return outcomes
+    same(program)
+
+
+def test_as_strided_in_place_forward_mode() -> None:
+    def program(lib):
+        forward_ad = lib.autograd.forward_ad
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(lib.arange(6.0), lib.arange(6.0) * 10)
+            e = dual * 1
+            e.as_strided_((2, 2), (2, 1), 1)
+            return forward_ad.unpack_dual(e).tangent.tolist(), e.tolist()
+    same(program)
