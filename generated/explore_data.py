@@ -7250,4 +7250,19 @@ NODES = {
             "storage_offset": "value",
         },
     },
+    "ChunkBackward0": {
+        "entry": "chunk",
+        "schema": "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        "formulas": (
+            ("self", "chunk_backward(grads, self.shape, chunks, dim)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "chunks": "value",
+            "dim": "value",
+        },
+    },
 }

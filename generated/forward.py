@@ -473,6 +473,7 @@ __all__ = [
     "as_strided",
     "as_strided_scatter",
     "as_strided_",
+    "chunk",
 ]
 
 
@@ -4841,3 +4842,12 @@ def as_strided_(self_p, self_t, size, stride, storage_offset, result):
     result: auto_linear
     """
     return ops.as_strided_(self_t, size, stride, storage_offset)
+
+
+def chunk(self_p, self_t, chunks, dim, result):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    result: auto_linear
+    """
+    return ops.chunk(self_t, chunks, dim)

@@ -497,6 +497,7 @@ __all__ = [
     "AsStridedBackward0",
     "AsStridedScatterBackward0",
     "AsStridedBackward1",
+    "ChunkBackward0",
 ]
 
 
@@ -15600,4 +15601,25 @@ class AsStridedBackward1(Node):
         # self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.as_strided_backward(ops, grad, self_geometry, size, stride, storage_offset)
+        return grad_inputs
+
+
+class ChunkBackward0(Node):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    self: chunk_backward(grads, self.shape, chunks, dim)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_chunks", "_saved_dim")
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        chunks = self._saved_chunks
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: chunk_backward(grads, self.shape, chunks, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.chunk_backward(ops, grads, self_sym_sizes, chunks, dim)
         return grad_inputs

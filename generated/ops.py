@@ -77,6 +77,7 @@ from generated.functions import (
     CholeskyBackward0,
     CholeskyInverseBackward0,
     CholeskySolveBackward0,
+    ChunkBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -18693,6 +18694,32 @@ def as_strided_(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def chunk(self_=MISSING, chunks=MISSING, dim=0, *extra, **kwargs):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(chunk, (self_, chunks, dim, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or chunks is MISSING or kwargs or extra:
+        self_, chunks, dim = _arguments.bind(OVERLOADS["chunk"], (self_, chunks, dim,), kwargs, extra)
+    result = [recording.as_view(self_, a) for a in kernels.chunk(self_._data, chunks, dim)]
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ChunkBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_sym_sizes = self_._data.shape
+        grad_fn._saved_chunks = chunks
+        grad_fn._saved_dim = dim
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.chunk(self_, forward_grad.tangent(self_), chunks, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21636,6 +21663,11 @@ OVERLOADS = {
         Param("size", "int[]"),
         Param("stride", "int[]"),
         Param("storage_offset", "int?", has_default=True),
+    )),
+    "chunk": Overload(chunk, kernels.chunk, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", (
+        Param("self_", "Tensor"),
+        Param("chunks", "int"),
+        Param("dim", "int", has_default=True),
     )),
 }
 

@@ -1735,4 +1735,7 @@ FORMULAS = {
     "AsStridedBackward1": {
         0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
     },
+    "ChunkBackward0": {
+        0: "self: chunk_backward(grads, self.shape, chunks, dim)",
+    },
 }

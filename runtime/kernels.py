@@ -9816,3 +9816,18 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
                            f"= {list(src.shape)}, slice size = {list(region.shape)}")
     np.copyto(region, src, casting="unsafe")
     return result
+
+
+# -- shape and tensor identity (helper strided) ----------------------------------------------------
+
+def chunk(self, chunks, dim=0):
+    """`chunks` pieces of equal size along dim (the last may be smaller), as torch splits."""
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = _wrap_dim(dim, self.ndim)
+    split_size = -(-self.shape[dim] // chunks)
+    if split_size == 0:  # an empty dimension still gives `chunks` (empty) pieces
+        return split_with_sizes(self, [0] * chunks, dim)
+    return split_Tensor(self, split_size, dim)

@@ -2775,3 +2775,16 @@ def as_strided_scatter_src_backward(ops: Any, grad: Any, input_geometry: Any,
     _check_contiguous_geometry(input_geometry)
     positions = _storage_positions(ops, sizes, strides, storage_offset or 0)
     return ops.take(grad, positions)
+
+
+# -- shape and tensor identity (helper strided) ----------------------------------------------------
+
+def chunk_backward(ops: Any, grads: Sequence[Any], sizes: Sequence[int], chunks: int,
+                   dim: int) -> Any:
+    """chunk's gradient: split's, for the split size chunk splits by (split_with_sizes' along
+    an empty dimension), which is what torch's chunk records."""
+    dim = _wrap(dim, len(sizes))
+    split_size = -(-sizes[dim] // chunks)
+    if split_size == 0:
+        return split_with_sizes_backward(ops, grads, [0] * chunks, dim, sizes)
+    return split_backward(ops, grads, split_size, dim, sizes)
