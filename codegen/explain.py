@@ -53,6 +53,8 @@ REASONS: dict[SavedKind, str] = {
         "only `.numel()` is read: the node keeps the element count, not the tensor",
     SavedKind.LIST_SIZES: "only `to_args_sizes(...)` is read: the node keeps the shapes of the "
                           "list's tensors, not the tensors",
+    SavedKind.GEOMETRY: "only `TensorGeometry(...)` is read: the node keeps the sizes, strides "
+                        "and storage offset, not the tensor",
     SavedKind.VALUE: "a non-tensor argument a formula reads, kept by value",
 }
 

@@ -40,7 +40,8 @@ FACTORIES = {"zeros": "torch.zeros", "zeros_like": "torch.zeros_like",
 # What a saved size-like value is, computed from the tensor in forward.
 SIZE_EXPRESSIONS = {"sizes": "{}.shape", "dim": "{}.dim()", "scalar_type": "{}.dtype",
                     "numel": "{}.numel()", "strides": "{}.stride()",
-                    "list_sizes": "[t.shape for t in {}]"}
+                    "list_sizes": "[t.shape for t in {}]",
+                    "geometry": "({0}.shape, {0}.stride(), {0}.storage_offset())"}
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ SIZE_ATTRIBUTES = {"shape": (SavedKind.SIZES, "sym_sizes"), "ndim": (SavedKind.D
 SIZE_METHODS = {"numel": (SavedKind.NUMEL, "sym_numel"),
                 "stride": (SavedKind.STRIDES, "sym_strides")}
 # Saved-attribute kinds that keep a size (render.SIZE_SAVERS names the runtime function that
-# computes each); `to_args_sizes(xs)` gives list_sizes.
+# computes each); `to_args_sizes(xs)` gives list_sizes, `TensorGeometry(x)` geometry.
 SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
-    + [SavedKind.LIST_SIZES]
+    + [SavedKind.LIST_SIZES, SavedKind.GEOMETRY]
 )
 # The name of the op namespace in generated code: a formula's calls of spec ops and Tensor
 # methods run as `ops.NAME(...)`, whatever the values are (Tensors, numpy arrays, torch).
@@ -305,6 +305,8 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, "not_implemented(...) must be the whole formula")
         if name == "to_args_sizes" and not (self.scope.forward or self.scope.kernel):
             return self._list_sizes(node)
+        if name == "TensorGeometry" and not (self.scope.forward or self.scope.kernel):
+            return self._geometry(node)
         if self.scope.kernel and name == self.scope.schema.base:
             raise self.fail(node, f"a forward: formula cannot call {name}() itself: write it "
                             "with other ops of the spec")
@@ -379,6 +381,18 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, "to_args_sizes() takes one Tensor[] argument of the op")
         name = f"{arg.name}_args_sizes"
         self.result.save(SavedKind.LIST_SIZES, arg.name, name)
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    def _geometry(self, node: ast.Call) -> ast.AST:
+        """`TensorGeometry(x)` in a backward formula: x's sizes, strides and storage offset,
+        saved instead of x (torch's TensorGeometry)."""
+        args = node.args
+        named = len(args) == 1 and isinstance(args[0], ast.Name)
+        arg = self.arguments.get(args[0].id) if named else None
+        if arg is None or not arg.type.is_tensor or arg.type.is_tensor_list or node.keywords:
+            raise self.fail(node, "TensorGeometry() takes one Tensor argument of the op")
+        name = f"{arg.name}_geometry"
+        self.result.save(SavedKind.GEOMETRY, arg.name, name)
         return ast.copy_location(ast.Name(name, ast.Load()), node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:

@@ -69,6 +69,10 @@ class SavedKind(enum.StrEnum):
     # E.g. cat's `cat_tensors_backward(grad, to_args_sizes(tensors), dim)` saves
     # `tensors_args_sizes`.
     LIST_SIZES = "list_sizes"
+    # Only `TensorGeometry(x)`: x's sizes, strides and storage offset, not the tensor.
+    # E.g. as_strided's `as_strided_backward(grad, TensorGeometry(self), size, stride,
+    # storage_offset)` saves `self_geometry`.
+    GEOMETRY = "geometry"
     # A non-tensor argument a formula reads, kept by value.
     # E.g. add.Tensor's `other: maybe_multiply(grad, alpha)` saves `alpha`.
     VALUE = "value"

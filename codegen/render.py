@@ -169,6 +169,7 @@ SIZE_SAVERS = {
     SavedKind.NUMEL: "recording.numel",
     SavedKind.STRIDES: "recording.strides",
     SavedKind.LIST_SIZES: "recording.list_sizes",
+    SavedKind.GEOMETRY: "recording.geometry",
 }
 
 
@@ -718,10 +719,19 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
             f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs, extra{flag})"]
 
 
+# torch's in-place view ops that gradgen writes as such (tagged inplace_view in torch): they
+# change self's geometry, not its data, so self's grad_fn becomes the op's node itself (no
+# CopySlices on a base whose data did not change). squeeze_, unsqueeze_ and transpose_ are
+# not among them yet: they still rebase a view's history through its base.
+INPLACE_VIEWS = frozenset({"as_strided_"})
+
+
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
                    kernels: frozenset[str]) -> list[str]:
     """How an in-place wrapper writes: the kernel's in-place form, or a computed result
-    copied into self's storage."""
+    copied into self's storage (an in-place view op: self made the view the kernel gives)."""
+    if info.schema.base in INPLACE_VIEWS:
+        return [f"recording.restride(self_, {kernel_call})"]
     inplace_kernel = f"{info.schema.kernel_name}_"
     if inplace_kernel in kernels:
         return [f"kernels.{inplace_kernel}({kernel_args})", "recording.increment_version(self_)"]
@@ -818,7 +828,9 @@ class _Wrapper:
         lines += self._missing_forward() if missing else [
             f"forward_ad = forward_grad.enabled and forward_grad.any_tangent({self.inputs})",
             "if forward_ad:", "    original_self = recording.original(self_)"]
-        lines += [*self.write, "if needs_grad:", "    recording.rebase_history(self_, grad_fn)"]
+        rebase = "rebase_view_history" if self.info.schema.base in INPLACE_VIEWS \
+            else "rebase_history"
+        lines += [*self.write, "if needs_grad:", f"    recording.{rebase}(self_, grad_fn)"]
         if not missing:
             lines += ["if forward_ad:", "    with forward_grad.computing_tangents():",
                       f"        tangent = {self.forward['inplace_call']}",

@@ -7200,4 +7200,69 @@ NODES = {
             "weight": "tensor",
         },
     },
+    "AsStridedBackward0": {
+        "entry": "as_strided",
+        "schema": "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        "formulas": (
+            ("self", "as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
+    "AsStridedScatterBackward0": {
+        "entry": "as_strided_scatter",
+        "schema": "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+        "formulas": (
+            ("self", "as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)"),
+            ("src", "as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "src_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
+    "AsStridedBackward1": {
+        "entry": "as_strided_",
+        "schema": "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_geometry": "geometry",
+            "size": "value",
+            "stride": "value",
+            "storage_offset": "value",
+        },
+    },
+    "ChunkBackward0": {
+        "entry": "chunk",
+        "schema": "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        "formulas": (
+            ("self", "chunk_backward(grads, self.shape, chunks, dim)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "chunks": "value",
+            "dim": "value",
+        },
+    },
 }

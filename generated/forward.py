@@ -470,6 +470,10 @@ __all__ = [
     "log_normal_",
     "matmul",
     "linear",
+    "as_strided",
+    "as_strided_scatter",
+    "as_strided_",
+    "chunk",
 ]
 
 
@@ -4811,3 +4815,39 @@ def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
     result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
     """
     return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)
+
+
+def as_strided(self_p, self_t, size, stride, storage_offset, result):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    result: auto_linear
+    """
+    return ops.as_strided(self_t, size, stride, storage_offset)
+
+
+def as_strided_scatter(self_p, self_t, src_p, src_t, size, stride, storage_offset, result):
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    derivatives.yaml, entry as_strided_scatter
+    result: auto_linear
+    """
+    return ops.as_strided_scatter(self_t, src_t, size, stride, storage_offset)
+
+
+def as_strided_(self_p, self_t, size, stride, storage_offset, result):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    result: auto_linear
+    """
+    return ops.as_strided_(self_t, size, stride, storage_offset)
+
+
+def chunk(self_p, self_t, chunks, dim, result):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    result: auto_linear
+    """
+    return ops.chunk(self_t, chunks, dim)

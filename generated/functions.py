@@ -494,6 +494,10 @@ __all__ = [
     "MatmulBackward0",
     "LinearBackward0",
     "LinearBackwardBackward0",
+    "AsStridedBackward0",
+    "AsStridedScatterBackward0",
+    "AsStridedBackward1",
+    "ChunkBackward0",
 ]
 
 
@@ -15523,4 +15527,99 @@ class LinearBackwardBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = ("_saved_self_geometry", "_saved_size", "_saved_stride", "_saved_storage_offset")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_geometry = self._saved_self_geometry
+        size = self._saved_size
+        stride = self._saved_stride
+        storage_offset = self._saved_storage_offset
+        grad_inputs = [None]
+        # self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.as_strided_backward(ops, grad, self_geometry, size, stride, storage_offset)
+        return grad_inputs
+
+
+class AsStridedScatterBackward0(Node):
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    derivatives.yaml, entry as_strided_scatter
+    self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)
+    src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = ("_saved_self_geometry", "_saved_src_geometry", "_saved_size", "_saved_stride", "_saved_storage_offset")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_geometry = self._saved_self_geometry
+        src_geometry = self._saved_src_geometry
+        size = self._saved_size
+        stride = self._saved_stride
+        storage_offset = self._saved_storage_offset
+        grad_inputs = [None, None]
+        # self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.as_strided_scatter_backward(ops, grad, self_geometry, src_geometry, size, stride, storage_offset)
+        # src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.as_strided_scatter_src_backward(ops, grad, self_geometry, size, stride, storage_offset)
+        return grad_inputs
+
+
+class AsStridedBackward1(Node):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = ("_saved_self_geometry", "_saved_size", "_saved_stride", "_saved_storage_offset")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_geometry = self._saved_self_geometry
+        size = self._saved_size
+        stride = self._saved_stride
+        storage_offset = self._saved_storage_offset
+        grad_inputs = [None]
+        # self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.as_strided_backward(ops, grad, self_geometry, size, stride, storage_offset)
+        return grad_inputs
+
+
+class ChunkBackward0(Node):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    self: chunk_backward(grads, self.shape, chunks, dim)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_chunks", "_saved_dim")
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_sym_sizes = self._saved_self_sym_sizes
+        chunks = self._saved_chunks
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: chunk_backward(grads, self.shape, chunks, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.chunk_backward(ops, grads, self_sym_sizes, chunks, dim)
         return grad_inputs

@@ -43,6 +43,9 @@ from generated.functions import (
     AsinBackward0,
     AsinhBackward0,
     AsinhBackward1,
+    AsStridedBackward0,
+    AsStridedBackward1,
+    AsStridedScatterBackward0,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
@@ -74,6 +77,7 @@ from generated.functions import (
     CholeskyBackward0,
     CholeskyInverseBackward0,
     CholeskySolveBackward0,
+    ChunkBackward0,
     ClampBackward0,
     ClampBackward1,
     ClampMaxBackward0,
@@ -604,6 +608,9 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "as_strided",
+    "as_strided_",
+    "as_strided_scatter",
     "asin",
     "asin_",
     "asinh",
@@ -18596,6 +18603,123 @@ def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_m
         forward_grad.not_implemented("linear_backward")
     return (result0, result1, result2)
 
+
+def as_strided(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    derivatives.yaml, entry as_strided
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided, (self_, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided"], (self_, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.as_view(self_, kernels.as_strided(self_._data, size, stride, storage_offset))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AsStridedBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided(self_, forward_grad.tangent(self_), size, stride, storage_offset, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def as_strided_scatter(self_=MISSING, src=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    derivatives.yaml, entry as_strided_scatter
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided_scatter, (self_, src, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, src, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided_scatter"], (self_, src, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.as_strided_scatter(self_._data, src._data, size, stride, storage_offset))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = AsStridedScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_src_geometry = recording.geometry(src)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided_scatter(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), size, stride, storage_offset, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def as_strided_(self_=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+    """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+
+    derivatives.yaml, entry as_strided_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_strided_, (self_, size, stride, storage_offset, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, size, stride, storage_offset = _arguments.bind(OVERLOADS["as_strided_"], (self_, size, stride, storage_offset,), kwargs, extra)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = AsStridedBackward1((gradient_edge(self_),))
+        grad_fn._saved_self_geometry = recording.geometry(self_)
+        grad_fn._saved_size = size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_storage_offset = storage_offset
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.restride(self_, kernels.as_strided_(self_._data, size, stride, storage_offset))
+    if needs_grad:
+        recording.rebase_view_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.as_strided_(original_self, forward_grad.tangent(self_), size, stride, storage_offset, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def chunk(self_=MISSING, chunks=MISSING, dim=0, *extra, **kwargs):
+    """chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    derivatives.yaml, entry chunk
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(chunk, (self_, chunks, dim, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or chunks is MISSING or kwargs or extra:
+        self_, chunks, dim = _arguments.bind(OVERLOADS["chunk"], (self_, chunks, dim,), kwargs, extra)
+    result = [recording.as_view(self_, a) for a in kernels.chunk(self_._data, chunks, dim)]
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ChunkBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_sym_sizes = self_._data.shape
+        grad_fn._saved_chunks = chunks
+        grad_fn._saved_dim = dim
+        for returned in result:
+            recording.set_history(returned, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.chunk(self_, forward_grad.tangent(self_), chunks, dim, result)
+        forward_grad.set_tangents(result, tangent)
+    return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21521,6 +21645,30 @@ OVERLOADS = {
         Param("weight", "Tensor"),
         Param("output_mask", "bool[3]"),
     )),
+    "as_strided": Overload(as_strided, kernels.as_strided, "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
+    "as_strided_scatter": Overload(as_strided_scatter, kernels.as_strided_scatter, "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
+    "as_strided_": Overload(as_strided_, kernels.as_strided_, "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+        Param("storage_offset", "int?", has_default=True),
+    )),
+    "chunk": Overload(chunk, kernels.chunk, "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", (
+        Param("self_", "Tensor"),
+        Param("chunks", "int"),
+        Param("dim", "int", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23008,6 +23156,15 @@ BY_NAME = {
     ),
     "linear_backward": (
         OVERLOADS["linear_backward"],
+    ),
+    "as_strided": (
+        OVERLOADS["as_strided"],
+    ),
+    "as_strided_scatter": (
+        OVERLOADS["as_strided_scatter"],
+    ),
+    "as_strided_": (
+        OVERLOADS["as_strided_"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

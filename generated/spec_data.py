@@ -1725,4 +1725,17 @@ FORMULAS = {
         1: "grad_output: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
         2: "weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
     },
+    "AsStridedBackward0": {
+        0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
+    "AsStridedScatterBackward0": {
+        0: "self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)",
+        1: "src: as_strided_scatter_src_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
+    "AsStridedBackward1": {
+        0: "self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)",
+    },
+    "ChunkBackward0": {
+        0: "self: chunk_backward(grads, self.shape, chunks, dim)",
+    },
 }

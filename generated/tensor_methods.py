@@ -367,6 +367,42 @@ class TensorMethods:
             _arguments.reword_for_method(error, "argmin")
             raise
 
+    def as_strided(self, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+        """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.as_strided, (self, size, stride, storage_offset, *extra), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.as_strided(self, size, stride, storage_offset) if not kwargs and not extra else ops.as_strided(self, size, stride, storage_offset, *extra, **_arguments.method_keywords("as_strided", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "as_strided")
+            raise
+
+    def as_strided_(self, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+        """as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.as_strided_, (self, size, stride, storage_offset, *extra), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.as_strided_(self, size, stride, storage_offset) if not kwargs and not extra else ops.as_strided_(self, size, stride, storage_offset, *extra, **_arguments.method_keywords("as_strided_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "as_strided_")
+            raise
+
+    def as_strided_scatter(self, src=MISSING, size=MISSING, stride=MISSING, storage_offset=None, *extra, **kwargs):
+        """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.as_strided_scatter, (self, src, size, stride, storage_offset, *extra), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.as_strided_scatter(self, src, size, stride, storage_offset) if not kwargs and not extra else ops.as_strided_scatter(self, src, size, stride, storage_offset, *extra, **_arguments.method_keywords("as_strided_scatter", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "as_strided_scatter")
+            raise
+
     def asin(self, *extra):
         """asin(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

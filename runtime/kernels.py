@@ -9838,3 +9838,126 @@ def linear_backward(self, grad_output, weight, output_mask):
     grad_bias = rows.sum(axis=0) if output_mask[2] else np.zeros(weight.shape[:1],
                                                                   grad_output.dtype)
     return grad_input, grad_weight, grad_bias
+
+
+# -- as_strided: views by storage geometry ------------------------------------------------------
+# A tensor's storage is the memory of the numpy array that owns its data (found through
+# numpy's views and stride tricks); a geometry (sizes, strides, storage offset, counted in
+# elements) picks elements out of it, as torch's as_strided does.
+
+def storage_root(array: ndarray) -> ndarray:
+    """The array that owns `array`'s memory: up numpy's views, and through the object numpy's
+    stride tricks leave between a view and its base."""
+    while True:
+        base = array.base
+        if isinstance(base, ndarray):
+            array = base
+        elif base is not None and isinstance(getattr(base, "base", None), ndarray):
+            array = base.base
+        else:
+            return array
+
+
+def storage_bytes(array: ndarray) -> tuple[ndarray, int]:
+    """`array`'s storage as a 1-D uint8 array over the same memory, and the byte at which
+    `array`'s first element sits in it."""
+    root = storage_root(array)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        raise RuntimeError("gradgen cannot address the storage of this tensor: its memory "
+                           "was not laid out by an array that owns it")
+    memory = root.reshape(-1, order="A").view(np.uint8)
+    start = array.__array_interface__["data"][0] - memory.__array_interface__["data"][0]
+    return memory, start if 0 <= start < builtins.max(memory.size, 1) else 0
+
+
+def storage_offset(array: ndarray) -> int:
+    """Where `array`'s first element sits in its storage, in elements (0 when empty)."""
+    return storage_bytes(array)[1] // array.itemsize if array.size else 0
+
+
+def _check_geometry(size, stride, offset, itemsize, nbytes) -> None:
+    """torch's errors for a geometry that does not fit a storage of `nbytes` bytes."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(step < 0 for step in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if builtins.any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if 0 in size:
+        return
+    steps = zip(size, stride, strict=True)
+    needed = offset + 1 + builtins.sum((n - 1) * step for n, step in steps)
+    if needed * itemsize > nbytes:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {itemsize} requiring a storage size of {needed * itemsize} are out "
+            f"of bounds for storage of size {nbytes}")
+
+
+def _strided_view(memory: ndarray, dtype: np.dtype, size, stride, offset) -> ndarray:
+    """The elements of `memory` (a storage's bytes) that the geometry picks, as a view."""
+    itemsize = dtype.itemsize
+    if 0 in size:  # nothing to read: numpy wants the offset inside the buffer all the same
+        offset = 0
+        memory = memory if memory.size else np.empty(itemsize, np.uint8)
+    return np.ndarray(tuple(size), dtype, buffer=memory, offset=offset * itemsize,
+                      strides=tuple(step * itemsize for step in stride))
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    size, stride = tuple(size), tuple(stride)
+    memory, start = storage_bytes(self)
+    offset = start // self.itemsize if storage_offset is None else storage_offset
+    _check_geometry(size, stride, offset, self.itemsize, memory.size)
+    return _strided_view(memory, self.dtype, size, stride, offset)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """The view self becomes (recording.restride makes self this view)."""
+    return as_strided(self, size, stride, storage_offset)
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """A copy of self with src written into the elements the geometry picks in the copy's
+    storage. As torch's, the copy is of self's whole storage, viewed as self is (an expanded
+    self, whose elements share memory, is copied row-major instead)."""
+    if builtins.any(n > 1 and step == 0 for n, step in zip(self.shape, self.strides,
+                                                             strict=True)):
+        result = np.array(self, copy=True, order="C")
+    else:
+        memory, start = storage_bytes(self)
+        result = np.ndarray(self.shape, self.dtype, buffer=memory.copy(), offset=start,
+                            strides=self.strides)
+    size, stride = tuple(size), tuple(stride)
+    memory, start = storage_bytes(result)
+    offset = start // result.itemsize if storage_offset is None else storage_offset
+    _check_geometry(size, stride, offset, result.itemsize, memory.size)
+    region = _strided_view(memory, result.dtype, size, stride, offset)
+    if builtins.any(n > 1 and step == 0 for n, step in zip(size, stride, strict=True)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    if region.shape != src.shape:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(region.shape)}")
+    np.copyto(region, src, casting="unsafe")
+    return result
+
+
+# -- shape and tensor identity (helper strided) ----------------------------------------------------
+
+def chunk(self, chunks, dim=0):
+    """`chunks` pieces of equal size along dim (the last may be smaller), as torch splits."""
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = _wrap_dim(dim, self.ndim)
+    split_size = -(-self.shape[dim] // chunks)
+    if split_size == 0:  # an empty dimension still gives `chunks` (empty) pieces
+        return split_with_sizes(self, [0] * chunks, dim)
+    return split_Tensor(self, split_size, dim)

@@ -22,15 +22,15 @@ NAMESPACE_NAMES = (
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cat", "cholesky_solve", "conj",
     "constant_pad_nd", "convolution", "convolution_backward", "cos", "cumsum", "digamma",
     "elu_backward", "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip",
-    "gather", "huber_loss_backward", "i0", "index_add", "index_fill", "index_select",
+    "gather", "gt", "huber_loss_backward", "i0", "index_add", "index_fill", "index_select",
     "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
     "linalg_solve_triangular", "log", "logcumsumexp", "logical_and", "logical_or", "lt",
     "lu_unpack", "masked_select", "matmul", "mean", "mm", "numel", "ones_like", "permute", "pow",
     "prod", "put", "reciprocal", "reshape", "scatter", "scatter_add", "scatter_reduce", "select",
     "sgn", "sigmoid", "sign", "sin", "slice", "slice_backward", "soft_margin_loss_backward",
-    "special_i0e", "squeeze", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
-    "transpose", "triangular_solve", "tril", "triu", "unsqueeze", "view", "view_as_real", "where",
-    "zeros", "zeros_like",
+    "special_i0e", "squeeze", "stack", "sum", "t", "take", "tanh", "tensor", "threshold_backward",
+    "to", "transpose", "triangular_solve", "tril", "triu", "unsqueeze", "view", "view_as_real",
+    "where", "zeros", "zeros_like",
 )
 
 # -- complex values ---------------------------------------------------------------------------
@@ -2692,3 +2692,99 @@ def linear_double_backward(ops: Any, gi: Any, gw: Any, gb: Any, self: Any, grad_
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"sum_to_size"}))
+
+
+# -- strided views: as_strided and as_strided_scatter (helper strided) --------------------------
+# A geometry is (sizes, strides, storage offset), in elements, as torch's TensorGeometry. The
+# elements of a geometry sit at storage positions offset + sum(index_i * stride_i); the
+# gradients move through those positions, so overlapping geometries need no case of their own.
+
+def _storage_positions(ops: Any, sizes: Sequence[int], strides: Sequence[int],
+                       offset: int) -> Any:
+    """The storage position of each element of a geometry: an int64 tensor of `sizes`."""
+    positions = ops.tensor(offset)
+    for size, stride in zip(sizes, strides, strict=True):
+        positions = ops.unsqueeze(positions, -1) + ops.arange(size) * stride
+    return positions
+
+
+def _geometry_span(sizes: Sequence[int], strides: Sequence[int], offset: int) -> range:
+    """The storage positions from a geometry's first element to its last (empty if it has
+    no elements)."""
+    if 0 in sizes:
+        return range(0)
+    steps = zip(sizes, strides, strict=True)
+    return range(offset, offset + 1 + sum((n - 1) * s for n, s in steps))
+
+
+def as_strided_backward(ops: Any, grad: Any, input_geometry: Any, sizes: Sequence[int],
+                        strides: Sequence[int], storage_offset: int | None) -> Any:
+    """The gradient of x.as_strided(sizes, strides, storage_offset): grad added up at the
+    storage positions of the view's elements, then read at the positions of x's. Where x's
+    own elements share a position (an expanded x), each gets an equal share, as in torch."""
+    in_sizes, in_strides, in_offset = input_geometry
+    offset = in_offset if storage_offset is None else storage_offset
+    inside = _geometry_span(in_sizes, in_strides, in_offset)
+    if not inside:
+        return _zeros(ops, in_sizes, grad)
+    outside = _geometry_span(sizes, strides, offset)
+    low = min(inside.start, outside.start) if outside else inside.start
+    high = max(inside.stop, outside.stop) if outside else inside.stop
+    storage = ops.index_add(_zeros(ops, (high - low,), grad), 0,
+                            ops.reshape(_storage_positions(ops, sizes, strides, offset - low),
+                                        (-1,)),
+                            ops.reshape(grad, (-1,)))
+    positions = _storage_positions(ops, in_sizes, in_strides, in_offset - low)
+    shares = ops.index_add(_zeros(ops, (high - low,), grad), 0, ops.reshape(positions, (-1,)),
+                           ops.ones_like(ops.reshape(positions, (-1,)), dtype=grad.dtype))
+    if _any(ops, ops.gt(shares, 1)):
+        storage = storage / (shares + ops.eq(shares, 0))
+    return ops.take(storage, positions)
+
+
+def _check_contiguous_geometry(geometry: Any) -> None:
+    sizes, strides, _ = geometry
+    step = 1
+    for size, stride in reversed(list(zip(sizes, strides, strict=True))):
+        if size != 1 and stride != step:
+            raise RuntimeError("as_strided_scatter is currently only supported for contiguous "
+                               "inputs (torch refuses a gradient through a non-contiguous self)")
+        step *= size
+
+
+def as_strided_scatter_backward(ops: Any, grad: Any, input_geometry: Any, src_geometry: Any,
+                                sizes: Sequence[int], strides: Sequence[int],
+                                storage_offset: int | None) -> Any:
+    """torch's gradient of self in as_strided_scatter(self, src, ...): grad where src was
+    written, zero elsewhere (self laid out contiguously, as torch requires when a gradient is
+    needed). It is not the derivative, which is grad zero where src was written: torch's
+    gradcheck of the op fails, and its OpInfo marks the gradient test an expected failure;
+    gradgen gives torch's values."""
+    _check_contiguous_geometry(input_geometry)
+    positions = _storage_positions(ops, sizes, strides, storage_offset or 0)
+    written = ops.index_fill(ops.zeros_like(ops.reshape(grad, (-1,)), dtype=grad.dtype), 0,
+                             ops.reshape(positions, (-1,)), 1)
+    return grad * ops.reshape(written, tuple(grad.shape))
+
+
+def as_strided_scatter_src_backward(ops: Any, grad: Any, input_geometry: Any,
+                                    sizes: Sequence[int], strides: Sequence[int],
+                                    storage_offset: int | None) -> Any:
+    """The gradient of src in as_strided_scatter: grad (laid out contiguously) read at the
+    positions src was written to."""
+    _check_contiguous_geometry(input_geometry)
+    positions = _storage_positions(ops, sizes, strides, storage_offset or 0)
+    return ops.take(grad, positions)
+
+
+# -- shape and tensor identity (helper strided) ----------------------------------------------------
+
+def chunk_backward(ops: Any, grads: Sequence[Any], sizes: Sequence[int], chunks: int,
+                   dim: int) -> Any:
+    """chunk's gradient: split's, for the split size chunk splits by (split_with_sizes' along
+    an empty dimension), which is what torch's chunk records."""
+    dim = _wrap(dim, len(sizes))
+    split_size = -(-sizes[dim] // chunks)
+    if split_size == 0:
+        return split_with_sizes_backward(ops, grads, [0] * chunks, dim, sizes)
+    return split_backward(ops, grads, split_size, dim, sizes)

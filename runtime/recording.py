@@ -174,6 +174,15 @@ def strides(value: Any) -> tuple[int, ...]:
     return tuple([step // itemsize for step in data.strides])
 
 
+def geometry(value: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """`TensorGeometry(x)`: x's sizes, strides and storage offset (in elements), saved by a
+    node that reads only those (as_strided's)."""
+    if not isinstance(value, Tensor):
+        return ((), (), 0)
+    data = value._data
+    return data.shape, strides(value), kernels.storage_offset(data)
+
+
 def scalar_type(value: Any) -> Any:
     """`x.dtype`, saved by a node whose formula reads only that (read off the array, as
     `sizes` reads the shape: a mode hears the op, not what it saves)."""
@@ -269,6 +278,25 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
     kernels.check_inplace_result(target, result.dtype, result.shape)
     np.copyto(tensor._data, result, casting="unsafe")
     tensor._version_counter.version += 1
+
+
+def restride(tensor: Tensor, view: np.ndarray) -> None:
+    """An in-place view op (as_strided_): `tensor` becomes `view`, a view of its storage that
+    the kernel made; its data is untouched, its version moves on (as torch's)."""
+    changes.changed()  # (a compiled step's guards read shapes: runtime/changes.py)
+    tensor._data = view
+    increment_version(tensor)
+
+
+def rebase_view_history(tensor: Tensor, grad_fn: Node) -> None:
+    """After an in-place view op: `tensor` is its node's output, as in torch. No CopySlices:
+    its base's data did not change, so a view keeps reaching its base through this node."""
+    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
+    changes.changed()  # its grad_fn changes (runtime/changes.py)
+    tensor.grad_fn = grad_fn
+    tensor._output_nr = 0
+    if tensor._base is not None:
+        tensor._base_grad_fn = tensor._base.grad_fn
 
 
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import devices, dtypes, factories
+from runtime import devices, dtypes, factories, kernels
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
@@ -34,9 +34,7 @@ __all__ = ["StorageBase", "UntypedStorage", "TypedStorage", "Storage", "FloatSto
 
 
 def _root(array: np.ndarray) -> np.ndarray:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    return kernels.storage_root(array)  # (through numpy's stride tricks too: unfold's views)
 
 
 def _bytes_of(array: np.ndarray) -> np.ndarray:

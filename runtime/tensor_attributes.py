@@ -332,9 +332,7 @@ def adjoint(input: Any) -> Any:
 # -- memory ------------------------------------------------------------------------------------
 
 def _storage_root(array: np.ndarray) -> np.ndarray:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    return kernels.storage_root(array)  # (through numpy's stride tricks too: unfold's views)
 
 
 def _dim_order(tensor: Any) -> tuple[int, ...]:

@@ -26,7 +26,8 @@ from runtime.node import Node, gradient_edge
 __all__ = ["alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy",
            "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
            "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy",
-           "view_copy", "indices_copy", "values_copy"]
+           "view_copy", "indices_copy", "values_copy", "as_strided_copy",
+           "view_as_real_copy", "view_as_complex_copy"]
 
 
 class _ViewCopyBackward(Node):
@@ -171,6 +172,23 @@ def view_copy(input: Tensor, size: Any, *, out: Any = None) -> Tensor:  # noqa: 
         view = lambda x, d: Tensor._make(_dtype_view(x, d), None)  # noqa: E731 - no graph
         return _one("view_copy", view, (input, size), out)
     return _one("view_copy", ops.view, (input, size), out)
+
+
+def as_strided_copy(input: Tensor, size: Any, stride: Any,  # noqa: A002 - torch's name
+                    storage_offset: int | None = None, *, out: Any = None) -> Tensor:
+    return _one("as_strided_copy", ops.as_strided, (input, size, stride, storage_offset), out)
+
+
+def view_as_real_copy(input: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    return _one("view_as_real_copy", ops.view_as_real, (input,), out)
+
+
+def view_as_complex_copy(input: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """As torch: no graph to a complex output (torch's derivatives.yaml has no entry for it)."""
+    if isinstance(input, Tensor) and input.requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation "
+                           "for outputs with complex dtype.")
+    return _one("view_as_complex_copy", ops.view_as_complex, (input,), out)
 
 
 def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002

@@ -30,7 +30,8 @@ VALUES = 6
 KEPT_BACKWARDS = 4
 SIZE_KINDS = {"sizes": "sizes", "strides": "strides", "dim": "number of dimensions",
               "numel": "number of elements", "scalar_type": "dtype",
-              "list_sizes": "sizes of each tensor"}
+              "list_sizes": "sizes of each tensor",
+              "geometry": "sizes, strides and storage offset"}
 
 
 def _array(value: Any) -> np.ndarray:
