@@ -43,6 +43,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          kron, cov, splits and stacks, det, ...)
     counting                             kernels, recording, _tensor: results without a
                                          gradient (bincount, histc, isin, gcd, ...)
+    histograms                           factories, recording, node: histogram,
+                                         histogramdd (torch's NotImplemented node)
     global_flags                         anomaly, factories: process switches (anomaly,
                                          warn-always, autocast off), scalar_tensor, range
     windows                              factories: hann_window, kaiser_window, ...
@@ -162,6 +164,7 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.histograms import *  # noqa: F403 - histogram, histogramdd
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d

@@ -24,6 +24,7 @@ from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods, clone_method
 from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.histograms import HistogramMethods
 from runtime.nn.activation_more import NnMethods
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
@@ -84,4 +85,5 @@ install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...
 install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...
+install(HistogramMethods)  # Tensor.histogram
 Tensor.clone = clone_method  # the spec's clone, and memory_format= (runtime/composite.py)
