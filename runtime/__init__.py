@@ -45,6 +45,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          gradient (bincount, histc, isin, gcd, ...)
     histograms                           factories, recording, node: histogram,
                                          histogramdd (torch's NotImplemented node)
+    old_linalg                           linalg, out: orgqr, nuclear_norm, native_norm
     global_flags                         anomaly, factories: process switches (anomaly,
                                          warn-always, autocast off), scalar_tensor, range
     windows                              factories: hann_window, kaiser_window, ...
@@ -168,6 +169,7 @@ from runtime.histograms import *  # noqa: F403 - histogram, histogramdd
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
+from runtime.old_linalg import *  # noqa: F403 - orgqr, nuclear_norm, native_norm
 from runtime.other_names import *  # noqa: F403 - arccos, clip, divide, ...: other names
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (

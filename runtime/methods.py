@@ -26,6 +26,7 @@ from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
 from runtime.histograms import HistogramMethods
 from runtime.nn.activation_more import NnMethods
+from runtime.old_linalg import OldLinalgMethods
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
@@ -86,4 +87,5 @@ install(FunctionMethods)  # kron, diff, tile, cov, det, ...
 install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...
 install(HistogramMethods)  # Tensor.histogram
+install(OldLinalgMethods)  # Tensor.orgqr
 Tensor.clone = clone_method  # the spec's clone, and memory_format= (runtime/composite.py)
