@@ -7623,9 +7623,11 @@ def _ormqr_checks(input, tau, other, left):
     if other.ndim < 2:
         raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
     side = -2 if left else -1
+    if tau.ndim == 0:  # torch reads tau.size(-1) first
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if other.shape[side] != input.shape[-2]:
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
-    if tau.ndim == 0 or tau.shape[-1] != builtins.min(other.shape[side], input.shape[-1]):
+    if tau.shape[-1] != builtins.min(other.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
                            "input.shape[-1])")
     if input.ndim - tau.ndim != 1:

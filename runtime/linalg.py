@@ -634,6 +634,8 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
     if m < n:
         raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
                            "input.shape[-1]")
+    if tau.ndim == 0:  # torch reads tau.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if n < tau.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")

@@ -113,6 +113,7 @@ def test_orgqr_errors() -> None:
     _same_error(lambda lib, a, t: lib.orgqr(a, t), a.astype(np.int64), tau.astype(np.int64))
     _same_error(lambda lib, a, t: lib.orgqr(a.float(), t), a, tau)
     _same_error(lambda lib, a, t: lib.orgqr(a.T, t), a, tau)
+    _same_error(lambda lib, a, t: lib.orgqr(a, t[0]), a, tau)
 
 
 # -- ormqr --------------------------------------------------------------------------------------
@@ -152,9 +153,11 @@ def _ormqr_case(a_shape, tau_shape, other_shape, **kwargs):
     _ormqr_case((4, 3), (3,), (1, 4, 2)),
     _ormqr_case((2, 4, 3), (3, 3), (2, 4, 2)),
     _ormqr_case((2, 4, 3), (2, 3), (3, 4, 2)),
+    _ormqr_case((4, 3), (), (4, 2)),
 ])
 def test_ormqr_errors(case) -> None:
-    _same_error(*case)
+    call, arrays = case
+    _same_error(call, *arrays)
 
 
 def test_ormqr_dtype_errors() -> None:
