@@ -312,6 +312,10 @@ from runtime.fft import stft  # noqa: E402
 
 __all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
 # -- end of complex's block -----------------------------------------------------------------------
+# -- helper linalg (breadth 2): torch.istft -------------------------------------------------
+from runtime.fft import istft  # noqa: E402
+
+__all__ += ["istft"]
 
 
 def __getattr__(name: str) -> _Any:

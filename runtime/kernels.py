@@ -7599,6 +7599,7 @@ def _lapack_dtype(kernel: str, array: np.ndarray) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
 
 
+@silent
 def geqrf(self):
     """(a, tau): LAPACK's compact QR. R on and above a's diagonal, the Householder vectors
     below it (their leading 1 implied) and their scales in tau: numpy's raw QR, whose h is

@@ -24,6 +24,7 @@ from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods, clone_method
 from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.fft import SpectralMethods
 from runtime.histograms import HistogramMethods
 from runtime.nn.activation_more import NnMethods
 from runtime.old_linalg import OldLinalgMethods
@@ -88,4 +89,5 @@ install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...
 install(HistogramMethods)  # Tensor.histogram
 install(OldLinalgMethods)  # Tensor.orgqr
+install(SpectralMethods)  # Tensor.stft, Tensor.istft
 Tensor.clone = clone_method  # the spec's clone, and memory_format= (runtime/composite.py)
