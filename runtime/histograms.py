@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.node import Node
 
@@ -26,6 +27,7 @@ __all__ = ["histogram", "histogramdd"]
 
 _Histogram = namedtuple("histogram", ["hist", "bin_edges"])  # noqa: PYI024 - torch's names
 _HistogramDD = namedtuple("histogramdd", ["hist", "bin_edges"])  # noqa: PYI024
+_HistogramOut = namedtuple("histogram_out", ["hist", "bin_edges"])  # noqa: PYI024
 
 _SIGNATURES = (" * (Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, "
                "tuple of Tensors out = None)\n * (Tensor input, int bins = 100, *, tuple of "
@@ -238,7 +240,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
             or (isinstance(bins, Tensor) and range is not None):
         raise _invalid((input, bins), given)
     if out is not None:
-        raise TypeError("gradgen's torch.histogram has no out= (torch's writes two tensors)")
+        return _histogram_out(input, bins, range, weight, density, out, given)
     points = input._data.reshape(-1, 1)
     weights = None if weight is None else weight._data.reshape(-1)
     if isinstance(bins, Tensor):
@@ -257,6 +259,30 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     result = _Histogram(Tensor._make(hist, None), edge_tensor)
     _record("histogram", (input, weight), list(result))
     return result
+
+
+def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | None,
+                   density: bool, out: Any, given: dict) -> Any:
+    """histogram(..., out=(hist, bin_edges)): both written (resized), in input's dtype."""
+    if not (isinstance(out, list | tuple) and len(out) == 2
+            and builtins.all(isinstance(t, Tensor) for t in out)):
+        raise _invalid((input, bins), {**given, "out": out})
+    hist, edges = out
+    kind = input._data
+    if hist._data.dtype != kind.dtype:
+        raise RuntimeError("torch.histogram: input tensor and hist tensor should have the same "
+                           f"dtype, but got input {_dtype_word(kind)} and hist "
+                           f"{_dtype_word(hist._data)}")
+    if edges._data.dtype != kind.dtype:
+        raise RuntimeError("torch.histogram: input tensor and bin_edges tensor should have the "
+                           f"same dtype, but got input {_dtype_word(kind)} and bin_edges "
+                           f"{_dtype_word(edges._data)} for dimension 0")
+    with grad_mode.no_grad():
+        result = histogram(input, bins, range=bin_range, weight=weight, density=density)
+    _out.write(hist, result.hist._data)
+    _out.write(edges, result.bin_edges._data)
+    _record("histogram", (input, weight), [hist, edges])  # torch's node, on out's tensors
+    return _HistogramOut(hist, edges)
 
 
 def _flat(weight: Tensor | None) -> Tensor | None:

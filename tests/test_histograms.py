@@ -197,3 +197,25 @@ def test_histogram_records_not_implemented() -> None:
         with lib.no_grad():
             assert lib.histogram(x, 3).hist.grad_fn is None
         assert lib.histogram(x.detach(), 3).hist.grad_fn is None
+
+
+def test_histogram_out() -> None:
+    """out=(hist, bin_edges): both written and returned; torch's dtype checks."""
+    for bins in (3, np.array([0.0, 2.0, 5.0], np.float32)):
+        results = []
+        for lib in (runtime, torch):
+            hist, edges = lib.empty(0), lib.empty(5)
+            given = bins if isinstance(bins, int) else lib.tensor(bins)
+            result = lib.histogram(lib.tensor(_EXACT), given, out=(hist, edges))
+            assert result.hist is hist and result.bin_edges is edges
+            assert type(result).__name__ == "histogram_out"
+            results.append((hist.numpy(), edges.numpy()))
+        for ours, theirs in zip(*results, strict=True):
+            np.testing.assert_array_equal(ours, theirs)
+    _same_error(lambda lib, x: lib.histogram(x, 3, out=(lib.empty(0, dtype=lib.float64),
+                                                        lib.empty(0))), _EXACT)
+    _same_error(lambda lib, x: lib.histogram(x, 3, out=lib.empty(0)), _EXACT)
+    for lib in (runtime, torch):  # no refusal for an input that requires grad: the node
+        x = lib.tensor(_EXACT, requires_grad=True)
+        result = lib.histogram(x, 3, out=(lib.empty(0), lib.empty(0)))
+        assert result.hist.grad_fn.name() == "torch::autograd::NotImplemented"
