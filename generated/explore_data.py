@@ -5288,6 +5288,82 @@ NODES = {
             "solution": "output",
         },
     },
+    "GeqrfBackward0": {
+        "entry": "geqrf",
+        "schema": "geqrf(Tensor self) -> (Tensor a, Tensor tau)",
+        "formulas": (
+            ("self", "not_implemented(\"geqrf\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "LinalgHouseholderProductBackward0": {
+        "entry": "linalg_householder_product",
+        "schema": "linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+        "formulas": (
+            ("input, tau", "householder_product_backward(grad, result, input, tau)"),
+        ),
+        "result": (
+            ("result", "householder_product_jvp(input_t, tau_t, result, input_p, tau_p)", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "input": "tensor",
+            "tau": "tensor",
+        },
+    },
+    "OrmqrBackward0": {
+        "entry": "ormqr",
+        "schema": "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
+        "formulas": (
+            ("self, input2, input3", "ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "ormqr_jvp(self_t, input2_t, input3_t, self_p, input2_p, input3_p, left, transpose)", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "self_": "tensor",
+            "input2": "tensor",
+            "input3": "tensor",
+            "left": "value",
+            "transpose": "value",
+        },
+    },
+    "NormBackward2": {
+        "entry": "norm.ScalarOpt_dtype",
+        "schema": "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
+        "formulas": (
+            ("self", "norm_backward(grad, self.to(grad.dtype), p, result)"),
+        ),
+        "result": (
+            ("result", "(norm_backward(ones_like(result), self_p.to(result.dtype), p, result) * self_t.to(result.dtype)).sum()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
+    "NormBackward3": {
+        "entry": "norm.ScalarOpt_dim_dtype",
+        "schema": "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor",
+        "formulas": (
+            ("self", "norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)"),
+        ),
+        "result": (
+            ("result", "(norm_backward(ones_like(result), self_p.to(result.dtype), p, result, dim, keepdim) * self_t.to(result.dtype)).sum(dim, keepdim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "result": "output",
+            "dim": "value",
+            "keepdim": "value",
+        },
+    },
     "HardshrinkBackward0": {
         "entry": "hardshrink",
         "schema": "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor",

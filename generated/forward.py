@@ -350,6 +350,10 @@ __all__ = [
     "linalg_cross",
     "linalg_pinv_atol_rtol_tensor",
     "linalg_lstsq",
+    "linalg_householder_product",
+    "ormqr",
+    "norm_ScalarOpt_dtype",
+    "norm_ScalarOpt_dim_dtype",
     "hardshrink",
     "hardshrink_backward",
     "softshrink",
@@ -3713,6 +3717,42 @@ def linalg_lstsq(self_p, self_t, b_p, b_t, rcond, driver, solution, residuals, r
     solution_t = manual.linalg_lstsq_solution_jvp(ops, self_p, b_p, self_t, b_t)
     residuals_t = manual.linalg_lstsq_residuals_jvp(ops, self_p, b_p, self_t, b_t, solution, residuals)
     return solution_t, residuals_t, None, None
+
+
+def linalg_householder_product(input_p, input_t, tau_p, tau_t, result):
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+
+    derivatives.yaml, entry linalg_householder_product
+    result: householder_product_jvp(input_t, tau_t, result, input_p, tau_p)
+    """
+    return manual.householder_product_jvp(ops, input_t, tau_t, result, input_p, tau_p)
+
+
+def ormqr(self_p, self_t, input2_p, input2_t, input3_p, input3_t, left, transpose, result):
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+
+    derivatives.yaml, entry ormqr
+    result: ormqr_jvp(self_t, input2_t, input3_t, self_p, input2_p, input3_p, left, transpose)
+    """
+    return manual.ormqr_jvp(ops, self_t, input2_t, input3_t, self_p, input2_p, input3_p, left, transpose)
+
+
+def norm_ScalarOpt_dtype(self_p, self_t, p, dtype, result):
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dtype
+    result: (norm_backward(ones_like(result), self_p.to(result.dtype), p, result) * self_t.to(result.dtype)).sum()
+    """
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), ops.to(self_p, result.dtype), p, result) * ops.to(self_t, result.dtype))
+
+
+def norm_ScalarOpt_dim_dtype(self_p, self_t, p, dim, keepdim, dtype, result):
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dim_dtype
+    result: (norm_backward(ones_like(result), self_p.to(result.dtype), p, result, dim, keepdim) * self_t.to(result.dtype)).sum(dim, keepdim)
+    """
+    return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), ops.to(self_p, result.dtype), p, result, dim, keepdim) * ops.to(self_t, result.dtype), dim, keepdim)
 
 
 def hardshrink(self_p, self_t, lambd, result):

@@ -368,6 +368,11 @@ __all__ = [
     "LinalgCrossBackward0",
     "LinalgPinvBackward0",
     "LinalgLstsqBackward0",
+    "GeqrfBackward0",
+    "LinalgHouseholderProductBackward0",
+    "OrmqrBackward0",
+    "NormBackward2",
+    "NormBackward3",
     "HardshrinkBackward0",
     "HardshrinkBackwardBackward0",
     "SoftshrinkBackward0",
@@ -11822,6 +11827,191 @@ class LinalgLstsqBackward0(Node):
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:
                 grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GeqrfBackward0(Node):
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)
+
+    derivatives.yaml, entry geqrf
+    self: not_implemented("geqrf")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("geqrf")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+        return grad_inputs
+
+
+class LinalgHouseholderProductBackward0(Node):
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+
+    derivatives.yaml, entry linalg_householder_product
+    input, tau: householder_product_backward(grad, result, input, tau)
+    """
+
+    __slots__ = ("result_", "input_", "tau_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_tau(self):
+        return self.tau_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.input_.reset_data()
+        self.tau_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        input = ops.unpack(self.input_, self)
+        tau = ops.unpack(self.tau_, self)
+        grad_inputs = [None, None]
+        # input, tau: householder_product_backward(grad, result, input, tau)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.householder_product_backward(ops, grad, result, input, tau)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class OrmqrBackward0(Node):
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+
+    derivatives.yaml, entry ormqr
+    self, input2, input3: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)
+    """
+
+    __slots__ = ("result_", "self_", "input2_", "input3_", "_saved_left", "_saved_transpose")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_input2(self):
+        return self.input2_.unpack()
+
+    @property
+    def _saved_input3(self):
+        return self.input3_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.self_.reset_data()
+        self.input2_.reset_data()
+        self.input3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        self_ = ops.unpack(self.self_, self)
+        input2 = ops.unpack(self.input2_, self)
+        input3 = ops.unpack(self.input3_, self)
+        left = self._saved_left
+        transpose = self._saved_transpose
+        grad_inputs = [None, None, None]
+        # self, input2, input3: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.ormqr_backward(ops, grad, result, self_, input2, input3, left, transpose, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NormBackward2(Node):
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dtype
+    self: norm_backward(grad, self.to(grad.dtype), p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: norm_backward(grad, self.to(grad.dtype), p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(ops, grad, ops.to(self_, grad.dtype), p, result)
+        return grad_inputs
+
+
+class NormBackward3(Node):
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dim_dtype
+    self: norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_", "_saved_dim", "_saved_keepdim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.norm_backward(ops, grad, ops.to(self_, grad.dtype), p, result, dim, keepdim)
         return grad_inputs
 
 

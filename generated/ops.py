@@ -159,6 +159,7 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GeometricBackward0,
+    GeqrfBackward0,
     GluBackward0,
     GluBackwardBackward0,
     GridSampler2DBackward0,
@@ -212,6 +213,7 @@ from generated.functions import (
     LinalgDetBackward0,
     LinalgEigBackward0,
     LinalgEighBackward0,
+    LinalgHouseholderProductBackward0,
     LinalgInvExBackward0,
     LinalgLstsqBackward0,
     LinalgLuBackward0,
@@ -307,6 +309,9 @@ from generated.functions import (
     NormalBackward0,
     NormBackward0,
     NormBackward1,
+    NormBackward2,
+    NormBackward3,
+    OrmqrBackward0,
     PackPaddedSequenceBackward0,
     PdistBackward0,
     PdistBackwardBackward0,
@@ -718,6 +723,7 @@ __all__ = [
     "ge",
     "gelu",
     "gelu_backward",
+    "geqrf",
     "glu",
     "glu_backward",
     "grid_sampler_2d",
@@ -761,6 +767,7 @@ __all__ = [
     "linalg_cholesky_ex",
     "linalg_cross",
     "linalg_eig",
+    "linalg_householder_product",
     "linalg_inv_ex",
     "linalg_lstsq",
     "linalg_lu",
@@ -843,6 +850,7 @@ __all__ = [
     "nll_loss_forward",
     "nonzero",
     "one_hot",
+    "ormqr",
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -1062,6 +1070,8 @@ _linalg_eig_return = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+_geqrf_return = namedtuple("geqrf", ["a", "tau"])
 
 __slow_conv2d_backward_output_mask_return = namedtuple("_slow_conv2d_backward", ["grad_input", "grad_weight", "grad_bias"])
 
@@ -15097,6 +15107,145 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *extra, driver=None, **kw
     return _linalg_lstsq_return(solution, residuals, rank, singular_values)
 
 
+def geqrf(self_=MISSING, *extra, **kwargs):
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)
+
+    derivatives.yaml, entry geqrf
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(geqrf, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["geqrf"], (self_,), kwargs, extra)
+    a, tau = map(recording.wrap, kernels.geqrf(self_._data))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GeqrfBackward0((gradient_edge(self_),))
+        recording.set_history(a, grad_fn)
+        recording.set_history(tau, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("geqrf")
+    return _geqrf_return(a, tau)
+
+
+def linalg_householder_product(input=MISSING, tau=MISSING, *extra, **kwargs):
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+
+    derivatives.yaml, entry linalg_householder_product
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_householder_product, (input, tau, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(tau, Tensor) or kwargs or extra:
+        input, tau = _arguments.bind(OVERLOADS["linalg_householder_product"], (input, tau,), kwargs, extra)
+    result = recording.wrap(kernels.linalg_householder_product(input._data, tau._data))
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(tau, Tensor) and (tau._requires_grad or tau.grad_fn is not None))
+    if needs_grad:
+        grad_fn = LinalgHouseholderProductBackward0((gradient_edge(input), gradient_edge(tau)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.tau_ = SavedVariable(tau, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, tau):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_householder_product(input, forward_grad.tangent(input), tau, forward_grad.tangent(tau), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def ormqr(self_=MISSING, input2=MISSING, input3=MISSING, left=True, transpose=False, *extra, **kwargs):
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+
+    derivatives.yaml, entry ormqr
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ormqr, (self_, input2, input3, left, transpose, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or not isinstance(input3, Tensor) or kwargs or extra:
+        self_, input2, input3, left, transpose = _arguments.bind(OVERLOADS["ormqr"], (self_, input2, input3, left, transpose,), kwargs, extra)
+    result = recording.wrap(kernels.ormqr(self_._data, input2._data, input3._data, left, transpose))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(input2, Tensor) and (input2._requires_grad or input2.grad_fn is not None) or isinstance(input3, Tensor) and (input3._requires_grad or input3.grad_fn is not None))
+    if needs_grad:
+        grad_fn = OrmqrBackward0((gradient_edge(self_), gradient_edge(input2), gradient_edge(input3)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn.input3_ = SavedVariable(input3, False)
+        grad_fn._saved_left = left
+        grad_fn._saved_transpose = transpose
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, input2, input3):
+        with forward_grad.computing_tangents():
+            tangent = forward.ormqr(self_, forward_grad.tangent(self_), input2, forward_grad.tangent(input2), input3, forward_grad.tangent(input3), left, transpose, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dtype(self_=MISSING, p=MISSING, *extra, dtype=MISSING, **kwargs):
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dtype
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_ScalarOpt_dtype, (self_, p, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dtype is MISSING or kwargs or extra:
+        self_, p, dtype = _arguments.bind(OVERLOADS["norm.ScalarOpt_dtype"], (self_, p, dtype,), kwargs, extra)
+    result = recording.wrap(kernels.norm_ScalarOpt_dtype(self_._data, p, recording.numpy_dtype(dtype)))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = NormBackward2((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.norm_ScalarOpt_dtype(self_, forward_grad.tangent(self_), p, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def norm_ScalarOpt_dim_dtype(self_=MISSING, p=MISSING, dim=MISSING, keepdim=MISSING, *extra, dtype=MISSING, **kwargs):
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+
+    derivatives.yaml, entry norm.ScalarOpt_dim_dtype
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_ScalarOpt_dim_dtype, (self_, p, dim, keepdim, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or keepdim is MISSING or dtype is MISSING or kwargs or extra:
+        self_, p, dim, keepdim, dtype = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim_dtype"], (self_, p, dim, keepdim, dtype,), kwargs, extra)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.norm_ScalarOpt_dim_dtype(self_._data, p, dim, keepdim, recording.numpy_dtype(dtype)))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = NormBackward3((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.norm_ScalarOpt_dim_dtype(self_, forward_grad.tangent(self_), p, dim, keepdim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def hardshrink(self_=MISSING, lambd=0.5, *extra, **kwargs):
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 
@@ -20853,6 +21002,32 @@ OVERLOADS = {
         Param("rcond", "float?", has_default=True),
         Param("driver", "str?", has_default=True, keyword_only=True),
     )),
+    "geqrf": Overload(geqrf, kernels.geqrf, "geqrf(Tensor self) -> (Tensor a, Tensor tau)", (
+        Param("self_", "Tensor"),
+    )),
+    "linalg_householder_product": Overload(linalg_householder_product, kernels.linalg_householder_product, "linalg_householder_product(Tensor input, Tensor tau) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("tau", "Tensor"),
+    )),
+    "ormqr": Overload(ormqr, kernels.ormqr, "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("input2", "Tensor"),
+        Param("input3", "Tensor"),
+        Param("left", "bool", has_default=True),
+        Param("transpose", "bool", has_default=True),
+    )),
+    "norm.ScalarOpt_dtype": Overload(norm_ScalarOpt_dtype, kernels.norm_ScalarOpt_dtype, "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar?"),
+        Param("dtype", "ScalarType", keyword_only=True),
+    )),
+    "norm.ScalarOpt_dim_dtype": Overload(norm_ScalarOpt_dim_dtype, kernels.norm_ScalarOpt_dim_dtype, "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar?"),
+        Param("dim", "int[1]"),
+        Param("keepdim", "bool"),
+        Param("dtype", "ScalarType", keyword_only=True),
+    )),
     "hardshrink": Overload(hardshrink, kernels.hardshrink, "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", (
         Param("self_", "Tensor"),
         Param("lambd", "Scalar", has_default=True),
@@ -22804,6 +22979,15 @@ BY_NAME = {
     ),
     "linalg_lstsq": (
         OVERLOADS["linalg_lstsq"],
+    ),
+    "geqrf": (
+        OVERLOADS["geqrf"],
+    ),
+    "linalg_householder_product": (
+        OVERLOADS["linalg_householder_product"],
+    ),
+    "ormqr": (
+        OVERLOADS["ormqr"],
     ),
     "hardshrink": (
         OVERLOADS["hardshrink"],

@@ -1289,6 +1289,24 @@ FORMULAS = {
         0: "self: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
         1: "b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)",
     },
+    "GeqrfBackward0": {
+        0: "self: not_implemented(\"geqrf\")",
+    },
+    "LinalgHouseholderProductBackward0": {
+        0: "input: householder_product_backward(grad, result, input, tau)",
+        1: "tau: householder_product_backward(grad, result, input, tau)",
+    },
+    "OrmqrBackward0": {
+        0: "self: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)",
+        1: "input2: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)",
+        2: "input3: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)",
+    },
+    "NormBackward2": {
+        0: "self: norm_backward(grad, self.to(grad.dtype), p, result)",
+    },
+    "NormBackward3": {
+        0: "self: norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)",
+    },
     "HardshrinkBackward0": {
         0: "self: hardshrink_backward(grad, self, lambd)",
     },

@@ -1199,6 +1199,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "geometric_")
             raise
 
+    def geqrf(self, *extra):
+        """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.geqrf, (self, *extra), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.geqrf(self) if not extra else _arguments.no_arguments("geqrf", extra)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "geqrf")
+            raise
+
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1973,6 +1985,18 @@ class TensorMethods:
             return ops.one_hot(self, num_classes) if not kwargs and not extra else ops.one_hot(self, num_classes, *extra, **_arguments.method_keywords("one_hot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "one_hot")
+            raise
+
+    def ormqr(self, input2=MISSING, input3=MISSING, left=True, transpose=False, *extra, **kwargs):
+        """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ormqr, (self, input2, input3, left, transpose, *extra), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ormqr(self, input2, input3, left, transpose) if not kwargs and not extra else ops.ormqr(self, input2, input3, left, transpose, *extra, **_arguments.method_keywords("ormqr", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "ormqr")
             raise
 
     def permute(self, *args, dims=None):

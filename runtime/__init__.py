@@ -43,6 +43,9 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          kron, cov, splits and stacks, det, ...)
     counting                             kernels, recording, _tensor: results without a
                                          gradient (bincount, histc, isin, gcd, ...)
+    histograms                           factories, recording, node: histogram,
+                                         histogramdd (torch's NotImplemented node)
+    old_linalg                           linalg, out: orgqr, nuclear_norm, native_norm
     global_flags                         anomaly, factories: process switches (anomaly,
                                          warn-always, autocast off), scalar_tensor, range
     windows                              factories: hann_window, kaiser_window, ...
@@ -162,9 +165,11 @@ from runtime.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from runtime.histograms import *  # noqa: F403 - histogram, histogramdd
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
+from runtime.old_linalg import *  # noqa: F403 - orgqr, nuclear_norm, native_norm
 from runtime.other_names import *  # noqa: F403 - arccos, clip, divide, ...: other names
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
@@ -307,6 +312,10 @@ from runtime.fft import stft  # noqa: E402
 
 __all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
 # -- end of complex's block -----------------------------------------------------------------------
+# -- helper linalg (breadth 2): torch.istft -------------------------------------------------
+from runtime.fft import istft  # noqa: E402
+
+__all__ += ["istft"]
 
 
 def __getattr__(name: str) -> _Any:

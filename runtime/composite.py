@@ -308,6 +308,9 @@ def matrix_norm_of(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any
         shown = f"{ord:g}" if isinstance(ord, int | float) else ord  # C++'s way: 3, not 3.0
         raise RuntimeError(f"linalg.matrix_norm: Order {shown} not supported.")
     rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):  # before any order's own check
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {kernels._scalar_type_name(A._data.dtype)}")
     if ord == "fro":
         return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):

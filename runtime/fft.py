@@ -513,3 +513,160 @@ def stft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None,
                        "format.", UserWarning)
         return ops.view_as_real(out)
     return out
+
+
+# -- the inverse short-time Fourier transform (torch.istft) -------------------------------------
+
+_warned_istft: set[str] = set()  # torch's TORCH_WARN_ONCE, per message
+
+
+def _warn_istft_once(message: str) -> None:
+    if message not in _warned_istft:
+        _warned_istft.add(message)
+        warn_at_caller(message, UserWarning)
+
+
+def _cpp_type_string(array: Any) -> str:
+    """A tensor's type as torch's toString() prints it: `torch.DoubleTensor`, and for the
+    complex dtypes, which have no legacy name, `CPUComplexDoubleType`."""
+    if array.dtype.kind == "c":
+        return "CPUComplexDoubleType" if array.dtype.itemsize == 16 else "CPUComplexFloatType"
+    return dtypes.type_string(array)
+
+
+def _istft_call(input: Tensor, n_fft: int, hop_length: int, win_length: int, window: Any,
+                center: bool, normalized: bool, onesided: Any, length: Any,
+                return_complex: bool) -> str:
+    """How torch's istft errors describe the call."""
+    shape = ", ".join(str(size) for size in input.shape)
+    described = "None" if window is None else \
+        f"{dtypes.type_string(window._data)}{{{list(window.shape)}}}"
+    optional = ["None" if v is None else str(int(v)) for v in (onesided, length)]
+    return (f"istft({_cpp_type_string(input._data)}[{shape}], n_fft={n_fft}, "
+            f"hop_length={hop_length}, win_length={win_length}, window={described}, "
+            f"center={int(center)}, normalized={int(normalized)}, onesided={optional[0]}, "
+            f"length={optional[1]}, return_complex={int(return_complex)})")
+
+
+def _istft_checks(input: Tensor, n_fft: int, hop_length: int, win_length: int, window: Any,
+                  onesided: bool, describe: Any) -> None:
+    """torch's checks of istft's arguments, in its order (after the input's)."""
+    fft_size = input.shape[-2]
+    if onesided and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(f"{describe()} : expected the frequency dimension (3rd to the last) of "
+                           "the input tensor to match n_fft / 2 + 1 when onesided=True, but got "
+                           f"{fft_size}")
+    if not onesided and n_fft != fft_size:
+        raise RuntimeError(f"{describe()} : expected the frequency dimension (3rd to the last) of "
+                           "the input tensor to match n_fft when onesided=False, but got "
+                           f"{fft_size}")
+    if not 0 < hop_length <= win_length:
+        raise RuntimeError(f"{describe()} : expected 0 < hop_length <= win_length")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError(f"{describe()} : expected 0 < win_length <= n_fft")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
+        raise RuntimeError(f"{describe()} : Invalid window shape. window has to be 1D and length "
+                           "of `win_length`")
+
+
+def _istft_window(window: Any, n_fft: int, win_length: int, dtype: Any) -> Tensor:
+    """The window (ones when none is given, with torch's warning), zero-padded on both sides
+    to n_fft."""
+    if window is None:
+        _warn_istft_once(
+            "A window was not provided. A rectangular window will be applied.Please provide "
+            "the same window used by stft to make the inversion lossless.To suppress this "
+            "warning and use a rectangular window, explicitly set "
+            "`window=torch.ones(n_fft, device=<device>)`.")
+        window = factories.ones(win_length, dtype=dtype)
+    if win_length != n_fft:
+        left = (n_fft - win_length) // 2
+        window = ops.constant_pad_nd(window, [left, n_fft - win_length - left], 0)
+    return window
+
+
+def _istft_frames(input: Tensor, n_fft: int, window: Any, onesided: bool, normalized: bool,
+                  return_complex: bool) -> Tensor:
+    """Each frame's inverse transform, (batch, frames, n_fft)."""
+    frames = (input if input.ndim == 3 else input.unsqueeze(0)).transpose(1, 2)
+    mode = 1 if normalized else 2  # torch's fft_norm_mode: by_root_n, by_n
+    if return_complex:
+        if onesided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        return ops._fft_c2c(frames, [2], mode, False)
+    if window is not None and window.dtype.is_complex:
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
+    if not onesided:
+        frames = frames[..., :n_fft // 2 + 1]
+    return ops._fft_c2r(frames, [2], mode, n_fft)
+
+
+def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None,
+          window: Any = None, center: bool = True, normalized: bool = False,
+          onesided: Any = None, length: Any = None, return_complex: bool = False) -> Any:
+    """The signal whose stft `input` is: each frame's inverse transform, windowed, added
+    back in place (overlap-add) and divided by the sum of the squared windows there; the
+    centre padding trimmed, or the result cut (or zero-padded) to `length`."""
+    _check_input("istft", input)
+    hop_length = n_fft >> 2 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if not input.dtype.is_complex:
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output "
+                           "from stft with return_complex=True.")
+    if input.ndim < 2:  # torch reads the sizes of view_as_real(input) at -2 and -3
+        dims = input.ndim + 1
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-dims}, "
+                         f"{dims - 1}], but got {-2 if dims < 2 else -3})")
+
+    def describe() -> str:
+        return _istft_call(input, n_fft, hop_length, win_length, window, center, normalized,
+                           onesided, length, return_complex)
+
+    if input.numel() == 0:
+        raise RuntimeError(f"{describe()} : input tensor cannot be empty.")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{describe()} : expected a tensor with 3 or 4 dimensions, but got "
+                           f"{input.ndim + 1}")
+    sided = input.shape[-2] != n_fft if onesided is None else onesided
+    _istft_checks(input, n_fft, hop_length, win_length, window, sided, describe)
+    real = dtypes.from_numpy(input._data.real.dtype)
+    padded_window = _istft_window(window, n_fft, win_length, real)
+    frames = _istft_frames(input, n_fft, window, sided, normalized, return_complex)
+    n_frames, signal = input.shape[-1], n_fft + hop_length * (input.shape[-1] - 1)
+    added = ops.unfold_backward(frames * padded_window.view(1, 1, n_fft),
+                                [frames.shape[0], signal], 1, n_fft, hop_length)
+    envelope = ops.unfold_backward(padded_window.pow(2).expand(1, n_frames, n_fft),
+                                   [1, signal], 1, n_fft, hop_length)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (-(n_fft // 2) if center else signal)
+    added, envelope = added[:, start:end], envelope[:, start:end]
+    if bool((envelope.abs().min() < 1e-11).item()):
+        raise RuntimeError(f"{describe()} window overlap add min: 1\n[ CPUBoolType{{}} ]")
+    result = added / envelope
+    if input.ndim == 2:
+        result = result.squeeze(0)
+    if end > signal:
+        _warn_istft_once("The length of signal is shorter than the length parameter. Result is "
+                         "being padded with zeros in the tail. Please check your center and "
+                         "hop_length settings.")
+        result = ops.constant_pad_nd(result, [0, end - signal], 0)
+    return result
+
+
+class SpectralMethods:
+    """Tensor.stft and Tensor.istft, set on Tensor by runtime/methods.py."""
+
+    __slots__ = ()
+
+    def stft(self, n_fft: int, hop_length: Any = None, win_length: Any = None,
+             window: Any = None, center: bool = True, pad_mode: str = "reflect",
+             normalized: bool = False, onesided: Any = None, return_complex: Any = None,
+             align_to_window: Any = None) -> Any:
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                    onesided, return_complex, align_to_window)
+
+    def istft(self, n_fft: int, hop_length: Any = None, win_length: Any = None,
+              window: Any = None, center: bool = True, normalized: bool = False,
+              onesided: Any = None, length: Any = None, return_complex: bool = False) -> Any:
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided,
+                     length, return_complex)

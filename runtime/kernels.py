@@ -7706,7 +7706,7 @@ def linalg_householder_product(input, tau):
     if tau.dtype != input.dtype:
         raise RuntimeError(f"{name}: tau dtype {_dtype_label(tau)} does not match input dtype "
                            f"{_dtype_label(input)}")
-    _floating_matrices(input, name, "input")
+    _lapack_dtype("orgqr_cpu", input)
     k = tau.shape[-1]
     Q = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
     for i in range(k - 1, -1, -1):
@@ -7715,6 +7715,114 @@ def linalg_householder_product(input, tau):
                             input[..., i + 1:, i]], axis=-1)
         Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :], Q)
     return Q
+
+
+
+# -- Householder QR pieces and norms with a dtype (helper linalg, breadth 2) ------------------
+# (kernels of this block follow; keep this line and the blank ones around it)
+
+def _lapack_dtype(kernel: str, array: np.ndarray) -> None:
+    """torch's LAPACK kernels run for float, double and the two complex dtypes only."""
+    if array.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
+
+
+@silent
+def geqrf(self):
+    """(a, tau): LAPACK's compact QR. R on and above a's diagonal, the Householder vectors
+    below it (their leading 1 implied) and their scales in tau: numpy's raw QR, whose h is
+    LAPACK's column-major a (so its transpose is torch's a)."""
+    if self.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _lapack_dtype("geqrf_cpu", self)
+    m, n = self.shape[-2:]
+    batch = self.shape[:-2]
+    if self.size == 0:
+        return self.copy(), np.zeros(batch + (builtins.min(m, n),), self.dtype)
+    h, tau = np.linalg.qr(self, mode="raw")
+    return (np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(self.dtype, copy=False),
+            tau.astype(self.dtype, copy=False))
+
+
+def _ormqr_checks(input, tau, other, left):
+    """torch.ormqr's checks, in its order."""
+    name = "torch.ormqr"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if tau.ndim == 0:  # torch reads tau.size(-1) first
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] != builtins.min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    if input.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{input.ndim}")
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.ndim} and input.ndim is "
+                           f"equal to {input.ndim}")
+    for label, value in (("tau", tau.shape[:-1]), ("other", other.shape[:-2])):
+        if tuple(value) != tuple(input.shape[:-2]):
+            raise RuntimeError(f"{name}: Expected batch dimensions of {label} to be equal to "
+                               f"input.shape[:-2], but got {list(value)}")
+    for label, value in (("tau", tau), ("other", other)):
+        if value.dtype != input.dtype:
+            raise RuntimeError(f"{name}: Expected input and {label} to have the same dtype, but "
+                               f"input has dtype{_dtype_label(input)} and {label} has dtype "
+                               f"{_dtype_label(value)}")
+
+
+@silent
+def ormqr(self, input2, input3, left=True, transpose=False):
+    """Q C, Qᵀ C, C Q or C Qᵀ (left, transpose) for C = input3 and the m x m
+    Q = H₁ … H_k of the reflectors geqrf leaves in self (below its diagonal, a 1 on it) and
+    input2 (their scales): each reflector applied to C in turn."""
+    _ormqr_checks(self, input2, input3, left)
+    _lapack_dtype("ormqr_cpu", input3)
+    m, k = self.shape[-2], input2.shape[-1]
+    C = np.array(input3, copy=True)
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = np.concatenate([np.zeros(self.shape[:-2] + (i,), self.dtype),
+                            np.ones(self.shape[:-2] + (1,), self.dtype),
+                            self[..., i + 1:m, i]], axis=-1)
+        scale = input2[..., i, None, None]
+        scale = scale.conj() if transpose else scale  # Hᴴ = I - conj(t) v vᴴ
+        if left:  # C <- (I - t v vᴴ) C
+            C -= scale * v[..., :, None] * np.matmul(v[..., None, :].conj(), C)
+        else:  # C <- C (I - t v vᴴ)
+            C -= scale * np.matmul(C, v[..., :, None]) * v[..., None, :].conj()
+    return C
+
+
+def _norm_dtype(self, dtype):
+    """norm(..., dtype=): a floating output dtype the input casts to without narrowing."""
+    out = np.dtype(dtype)
+    if out.kind not in "fcV":
+        raise RuntimeError("norm(): the desired output dtype should be either floating point or "
+                           f"complex. Got {_scalar_type_name(out)} instead.")
+    _check_norm_input(self)
+    if np.promote_types(self.dtype, out) != out:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_dtype_label(self)}) "
+                           "should be convertible without narrowing to the specified dtype "
+                           f"({_scalar_type_name(out)})")
+    return out
+
+
+def norm_ScalarOpt_dtype(self, p, dtype):
+    out = _norm_dtype(self, dtype)
+    return linalg_vector_norm(self, 2 if p is None else p, None, False, out)
+
+
+def norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype):
+    out = _norm_dtype(self, dtype)
+    return linalg_vector_norm(self, 2 if p is None else p, dim, keepdim, out)
 
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------

@@ -622,8 +622,8 @@ def cond(A: Any, p: Any = None, *, out: Any = None) -> Any:
 
 def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column
-    of A below the diagonal with a 1 on it (composed of ops: its node is not torch's
-    LinalgHouseholderProductBackward0, its gradient is the same)."""
+    of A below the diagonal with a 1 on it: the spec's linalg_householder_product
+    (LinalgHouseholderProductBackward0, torch's formulas)."""
     _tensors("linalg_householder_product", input=A, tau=tau)
     if out is not None:
         return _out.call("linalg_householder_product", householder_product, (A, tau), {}, out)
@@ -634,23 +634,15 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
     if m < n:
         raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
                            "input.shape[-1]")
+    if tau.ndim == 0:  # torch reads tau.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if n < tau.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
     if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {list(tau.shape[:-1])}")
-    reflectors = A.tril(-1) + factories.eye(m, n, dtype=A.dtype)
-    Q = factories.eye(m, dtype=A.dtype).expand(*A.shape[:-2], m, m)
-    for i in range(tau.shape[-1]):
-        v = reflectors.narrow(-1, i, 1)  # (..., m, 1)
-        scale = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
-        Q = Q - composite.matmul(composite.matmul(Q, v) * scale, v.transpose(-2, -1))
-    if tau.shape[-1] == 0:  # no reflector: the identity, still an output of A and tau (as
-        # torch's node makes it), through sums of nothing, exact zeros whatever A holds
-        nothing = A.narrow(-1, 0, 0).sum((-2, -1)) + tau.sum(-1)
-        Q = Q + nothing.unsqueeze(-1).unsqueeze(-1)
-    return Q.narrow(-1, 0, n)
+    return ops.linalg_householder_product(A, tau)
 
 
 

@@ -2266,6 +2266,121 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
 }))
 
 
+
+# -- Householder products (helper linalg, breadth 2) ------------------------------------------
+# (helpers of this block follow; keep this line and the blank ones around it)
+# householder_product(V, tau) is the first n columns of Q = H_1 ... H_k, H_i = I - tau_i v_i v_iᵀ
+# with v_i column i of V below the diagonal and 1 on it. Written for real tensors (gradgen's
+# formulas take ᴴ as ᵀ, as _mT says).
+
+def _reflectors(ops: Any, V: Any) -> Any:
+    """V's Householder vectors: its strictly lower part, with ones on the diagonal."""
+    return ops.tril(V, -1) + ops.triu(ops.tril(ops.ones_like(V)))
+
+
+def _inverse_scales(ops: Any, V: Any, tau: Any) -> Any:
+    """sigma_i with H_i(sigma_i) = H_i(tau_i)⁻¹: tau / (tau ‖v‖² - 1)."""
+    first = V[..., :, :tau.shape[-1]]
+    return tau / (tau * ops.sum(first * first, [-2]) - 1.0)
+
+
+def _reflect(ops: Any, v: Any, t: Any, K: Any, left: bool) -> Any:
+    """(I - t v vᵀ) K, or K (I - t v vᵀ) (v a column (…, m, 1), t (…, 1))."""
+    scale = ops.unsqueeze(t, -1)
+    if left:
+        return K - (scale * v) * ops.matmul(_mT(ops, v), K)
+    return K - ops.matmul(K, scale * v) * _mT(ops, v)
+
+
+def householder_product_backward(ops: Any, grad: Any, result: Any, input: Any, tau: Any,
+                                 flip_order: bool = False) -> tuple[Any, Any]:
+    """(input's gradient, tau's): with K_i = H_i₊ Qᵀ-side products of grad (torch's note),
+    v_i's gradient is -t_i (v_iᵀ K_i)ᵀ - t_i K_i v_i and tau_i's -v_iᵀ K_i v_i; K_i moves to
+    K_(i+1) by H_(i+1)⁻¹ on one side and H_i on the other. flip_order walks the reflectors
+    from the last (ormqr's other cases)."""
+    if ops.numel(input) == 0 or ops.numel(tau) == 0:
+        return ops.zeros_like(input), ops.zeros_like(tau)
+    k = tau.shape[-1]
+    V = _reflectors(ops, input)
+    sigma = _inverse_scales(ops, V, tau)
+    order = list(range(k - 1, -1, -1)) if flip_order else list(range(k))
+    first = order[0]
+    K = _reflect(ops, V[..., :, first:first + 1], sigma[..., first:first + 1],
+                 ops.matmul(result, _mT(ops, grad)), not flip_order)
+    columns: list[Any] = [None] * k
+    scales: list[Any] = [None] * k
+    for step, i in enumerate(order):
+        v, t = V[..., :, i:i + 1], tau[..., i:i + 1]
+        vK, Kv, scale = ops.matmul(_mT(ops, v), K), ops.matmul(K, v), ops.unsqueeze(t, -1)
+        columns[i] = _mT(ops, -scale * vK) - scale * Kv
+        scales[i] = -ops.squeeze(ops.matmul(vK, v), -1)
+        if step + 1 < k:
+            after = order[step + 1]
+            K = _reflect(ops, V[..., :, after:after + 1], sigma[..., after:after + 1], K,
+                         not flip_order)
+            K = _reflect(ops, v, t, K, flip_order)
+    if k < input.shape[-1]:  # the columns past tau's reflectors take no part
+        columns.append(ops.zeros_like(input[..., :, k:]))
+    return ops.tril(ops.cat(columns, -1), -1), ops.cat(scales, -1)
+
+
+def householder_product_jvp(ops: Any, dV: Any, dtau: Any, prod: Any, V: Any, tau: Any) -> Any:
+    """dQ = Σ_i H_1 … H_(i-1) dH_i H_(i+1) … H_k (its first columns: prod's), dH_i =
+    -dtau_i v_i v_iᵀ - tau_i dv_i v_iᵀ - tau_i v_i dv_iᵀ."""
+    V = _reflectors(ops, V)
+    dV = ops.tril(dV, -1)
+    sigma = _inverse_scales(ops, V, tau)
+    m = V.shape[-2]
+    after = prod
+    before = ops.zeros_like(V[..., :, :1]) + _eye(ops, m, V)  # batched identity
+    dprod = ops.zeros_like(prod)
+    for i in range(tau.shape[-1]):
+        v, dv = V[..., :, i:i + 1], dV[..., :, i:i + 1]
+        t, dt = ops.unsqueeze(tau[..., i:i + 1], -1), ops.unsqueeze(dtau[..., i:i + 1], -1)
+        after = _reflect(ops, v, sigma[..., i:i + 1], after, True)
+        vK, dvK = ops.matmul(_mT(ops, v), after), ops.matmul(_mT(ops, dv), after)
+        dH = -(dt * v) * vK - (t * dv) * vK - (t * v) * dvK
+        dprod = dprod + ops.matmul(before, dH)
+        before = _reflect(ops, v, tau[..., i:i + 1], before, False)
+    return dprod
+
+
+def ormqr_backward(ops: Any, grad: Any, result: Any, self: Any, tau: Any, other: Any,
+                   left: bool, transpose: bool,
+                   grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """other's gradient is ormqr with the other transpose; self's and tau's are
+    householder_product_backward's, with grad and result (or their transposes, swapped and
+    walked from the last reflector) in the roles of Q's gradient and Q."""
+    other_grad = ops.ormqr(self, tau, grad, left, not transpose) if grad_input_mask[2] \
+        else None
+    self_grad = tau_grad = None
+    if grad_input_mask[0] or grad_input_mask[1]:
+        if left != transpose:
+            g = _mT(ops, grad) if transpose else grad
+            r = _mT(ops, result) if transpose else result
+            self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau)
+        else:
+            g = result if transpose else _mT(ops, result)
+            r = grad if transpose else _mT(ops, grad)
+            self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau, True)
+    return self_grad, tau_grad, other_grad
+
+
+def ormqr_jvp(ops: Any, self_t: Any, tau_t: Any, other_t: Any, self: Any, tau: Any,
+              other: Any, left: bool, transpose: bool) -> Any:
+    """d(op(Q) C) = op(dQ) C + op(Q) dC (or C op(dQ) + dC op(Q)), dQ the tangent of the whole
+    m x m Q (householder_product_jvp of Q = ormqr of the identity)."""
+    m = self.shape[-2]
+    Q = ops.ormqr(self, tau, ops.zeros_like(self[..., :, :1]) + _eye(ops, m, self), True, False)
+    dQ = householder_product_jvp(ops, self_t, tau_t, Q, self, tau)
+    dQ = _mT(ops, dQ) if transpose else dQ
+    moved = ops.matmul(dQ, other) if left else ops.matmul(other, dQ)
+    return moved + ops.ormqr(self, tau, other_t, left, transpose)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "ormqr", "squeeze", "tril"}))
+
+
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 

@@ -24,7 +24,10 @@ from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods, clone_method
 from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.fft import SpectralMethods
+from runtime.histograms import HistogramMethods
 from runtime.nn.activation_more import NnMethods
+from runtime.old_linalg import OldLinalgMethods
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
@@ -84,4 +87,7 @@ install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...
 install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...
+install(HistogramMethods)  # Tensor.histogram
+install(OldLinalgMethods)  # Tensor.orgqr
+install(SpectralMethods)  # Tensor.stft, Tensor.istft
 Tensor.clone = clone_method  # the spec's clone, and memory_format= (runtime/composite.py)

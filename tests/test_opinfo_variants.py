@@ -94,7 +94,8 @@ def _gradients(function: Callable, sample: Any, library: Any, in_place: bool) ->
 def _check(op: Any, theirs: Callable, ours: Callable, in_place: bool,
            left_out: Callable[[Any], bool]) -> None:
     supported = op.supported_dtypes("cpu")
-    dtype = next(d for d in (torch.float64, torch.int64, torch.bool, torch.float32)
+    dtype = next(d for d in (torch.float64, torch.int64, torch.bool, torch.float32,
+                             torch.complex128)  # (istft takes complex inputs only)
                  if d in supported)
     for index, sample in opinfo._samples(op, dtype, False, left_out):
         if index >= SAMPLES:
