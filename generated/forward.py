@@ -470,6 +470,7 @@ __all__ = [
     "log_normal_",
     "matmul",
     "linear",
+    "_embedding_bag",
 ]
 
 
@@ -4811,3 +4812,13 @@ def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
     result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
     """
     return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)
+
+
+def _embedding_bag(weight_p, weight_t, indices_p, offsets_p, scale_grad_by_freq, mode, sparse, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx, result0, result1, result2, result3):
+    """_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _embedding_bag
+    result0: embedding_bag_jvp(weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
+    """
+    result0_t = manual.embedding_bag_jvp(ops, weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
+    return result0_t, None, None, None

@@ -308,6 +308,13 @@ from runtime.fft import stft  # noqa: E402
 __all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
 # -- end of complex's block -----------------------------------------------------------------------
 
+# -- issue 28, helper nnx: torch.embedding_bag ---------------------------------------------------
+from runtime.nn.embedding_bag import _embedding_bag_forward_only as _embedding_bag_forward_only  # noqa: E402, E501
+from runtime.nn.embedding_bag import embedding_bag  # noqa: E402
+
+__all__ += ["embedding_bag"]
+# -- end of nnx's block ---------------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for
