@@ -308,11 +308,12 @@ from runtime.fft import stft  # noqa: E402
 __all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
 # -- end of complex's block -----------------------------------------------------------------------
 
-# -- issue 28, helper nnx: torch.embedding_bag ---------------------------------------------------
+# -- issue 28, helper nnx: torch.embedding_bag, torch.lstm & co ---------------------------------
 from runtime.nn.embedding_bag import _embedding_bag_forward_only as _embedding_bag_forward_only  # noqa: E402, E501
 from runtime.nn.embedding_bag import embedding_bag  # noqa: E402
+from runtime.nn.rnn_functions import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 
-__all__ += ["embedding_bag"]
+__all__ += ["embedding_bag", "gru", "lstm", "rnn_relu", "rnn_tanh"]
 # -- end of nnx's block ---------------------------------------------------------------------------
 
 
