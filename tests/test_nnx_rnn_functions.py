@@ -6,7 +6,9 @@ errors."""
 from __future__ import annotations
 
 import pytest
+import torch
 
+import runtime
 from tests.names_oracle import same
 
 MODULES = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN", "rnn_relu": "RNN"}
@@ -139,3 +141,13 @@ def test_errors_as_torchs(name):
 
     (kind, outcome), _ = same(program)
     assert kind == "returns" and outcome is not None
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("name", MODULES)
+def test_the_flat_weight_list_is_torchs(name, config):
+    """The functions read the weights in nn's order, which is torch's (names, shapes)."""
+    ours, theirs = _module(runtime, name, CONFIGS[config]), _module(torch, name, CONFIGS[config])
+    assert ours._flat_weights_names == theirs._flat_weights_names
+    assert [tuple(w.shape) for w in ours._flat_weights] == \
+        [tuple(w.shape) for w in theirs._flat_weights]
