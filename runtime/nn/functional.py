@@ -218,9 +218,11 @@ __all__ += ["affine_grid", "grid_sample"]
 from generated.ops import conv_tbc  # noqa: E402
 from runtime._tensor import Tensor  # noqa: E402
 from runtime.nn.functional_more import assert_int_or_pair  # noqa: E402
+from runtime.nn.linear_cross_entropy import linear_cross_entropy  # noqa: E402
 from runtime.nn.pixelshuffle import native_channel_shuffle  # noqa: E402
 
-__all__ += ["Tensor", "assert_int_or_pair", "conv_tbc", "native_channel_shuffle"]
+__all__ += ["Tensor", "assert_int_or_pair", "conv_tbc", "linear_cross_entropy",
+            "native_channel_shuffle"]
 
 
 def __getattr__(name: str) -> Any:
