@@ -124,6 +124,16 @@ EXCLUDED_SOURCES: tuple[tuple[str, str], ...] = (
     (r"^torch\.(sparse|nested|masked)", "sparse and nested layouts"),
     (r"^torch\.overrides$", "the __torch_function__ machinery (torch.overrides)"),
 )
+# Names left out of one module only (module, name pattern, reason): the same name is counted
+# elsewhere (torch.ModuleDict is TorchScript's torch._C.ModuleDict, torch.nn.ModuleDict is the
+# container, and torch.nn's is counted).
+EXCLUDED_PLACES: tuple[tuple[str, str, str], ...] = (
+    (
+        "torch", r"^(ModuleDict|ParameterDict)$",
+        "TorchScript's views of a ScriptModule's members (torch._C.ModuleDict and "
+        "ParameterDict, like the BufferDict above), not torch.nn's containers",
+    ),
+)
 # Every name is checked against these, and a module's names must be torch's own.
 _SOURCE_NOT_TORCH = "not defined by torch (a re-export from another package)"
 
@@ -146,6 +156,11 @@ class Row:
 
 def _reason_by_name(name: str) -> str | None:
     return next((why for pattern, why in EXCLUDED_NAMES if re.search(pattern, name)), None)
+
+
+def _reason_by_place(module: str, name: str) -> str | None:
+    return next((why for place, pattern, why in EXCLUDED_PLACES
+                 if place == module and re.search(pattern, name)), None)
 
 
 def _reason_by_source(value: object) -> str | None:
@@ -177,7 +192,8 @@ def torch_names(module: str) -> tuple[list[str], dict[str, int]]:
             value = values[name]
             if isinstance(value, types.ModuleType) or not callable(value):
                 continue
-            reason = _reason_by_name(name) or _reason_by_source(value)
+            reason = (_reason_by_name(name) or _reason_by_place(module, name)
+                      or _reason_by_source(value))
         else:
             reason = _reason_by_name(name)
         if reason is None:
@@ -223,6 +239,7 @@ def rules() -> list[str]:
         "the same torch name has it (runtime/aliases.py). Left out:",
     ]
     lines += [f"- names matching /{p}/: {why}" for p, why in EXCLUDED_NAMES]
+    lines += [f"- names of {m} matching /{p}/: {why}" for m, p, why in EXCLUDED_PLACES]
     lines += [f"- objects defined in a module matching /{p}/: {why}" for p, why in EXCLUDED_SOURCES]
     lines.append(f"- objects whose module is not torch's: {_SOURCE_NOT_TORCH}")
     return lines

@@ -7341,4 +7341,53 @@ NODES = {
             "dim": "value",
         },
     },
+    "EmbeddingBagBackward0": {
+        "entry": "_embedding_bag",
+        "schema": "_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("weight", "_embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)"),
+            ("per_sample_weights", "_embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)"),
+        ),
+        "result": (
+            ("result0", "embedding_bag_jvp(weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "offsets": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "result3": "output",
+            "weight_sym_sizes": "sizes",
+            "scale_grad_by_freq": "value",
+            "mode": "value",
+            "sparse": "value",
+            "per_sample_weights": "tensor",
+            "padding_idx": "value",
+            "weight": "tensor",
+        },
+    },
+    "EmbeddingBagBackwardBackward0": {
+        "entry": "_embedding_bag_backward",
+        "schema": "_embedding_bag_backward(Tensor grad_output, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_embedding_bag_backward\")"),
+            ("per_sample_weights", "not_implemented(\"_embedding_bag_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "EmbeddingBagDenseBackwardBackward0": {
+        "entry": "_embedding_bag_dense_backward",
+        "schema": "_embedding_bag_dense_backward(Tensor grad_output, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_embedding_bag_dense_backward\")"),
+            ("per_sample_weights", "not_implemented(\"_embedding_bag_dense_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
 }

@@ -478,6 +478,7 @@ __all__ = [
     "as_strided_scatter",
     "as_strided_",
     "chunk",
+    "_embedding_bag",
 ]
 
 
@@ -4891,3 +4892,13 @@ def chunk(self_p, self_t, chunks, dim, result):
     result: auto_linear
     """
     return ops.chunk(self_t, chunks, dim)
+
+
+def _embedding_bag(weight_p, weight_t, indices_p, offsets_p, scale_grad_by_freq, mode, sparse, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx, result0, result1, result2, result3):
+    """_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _embedding_bag
+    result0: embedding_bag_jvp(weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
+    """
+    result0_t = manual.embedding_bag_jvp(ops, weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
+    return result0_t, None, None, None

@@ -503,6 +503,9 @@ __all__ = [
     "AsStridedScatterBackward0",
     "AsStridedBackward1",
     "ChunkBackward0",
+    "EmbeddingBagBackward0",
+    "EmbeddingBagBackwardBackward0",
+    "EmbeddingBagDenseBackwardBackward0",
 ]
 
 
@@ -15812,4 +15815,118 @@ class ChunkBackward0(Node):
         # self: chunk_backward(grads, self.shape, chunks, dim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.chunk_backward(ops, grads, self_sym_sizes, chunks, dim)
+        return grad_inputs
+
+
+class EmbeddingBagBackward0(Node):
+    """_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _embedding_bag
+    weight: _embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+    per_sample_weights: _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+    """
+
+    __slots__ = ("indices_", "offsets_", "result1_", "result2_", "result3_", "_saved_weight_sym_sizes", "_saved_scale_grad_by_freq", "_saved_mode", "_saved_sparse", "per_sample_weights_", "_saved_padding_idx", "weight_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_offsets(self):
+        return self.offsets_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_result3(self):
+        return self.result3_.unpack(self)
+
+    @property
+    def _saved_per_sample_weights(self):
+        return self.per_sample_weights_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.offsets_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.result3_.reset_data()
+        self.per_sample_weights_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        indices = ops.unpack(self.indices_, self)
+        offsets = ops.unpack(self.offsets_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        result3 = ops.unpack(self.result3_, self)
+        weight_sym_sizes = self._saved_weight_sym_sizes
+        scale_grad_by_freq = self._saved_scale_grad_by_freq
+        mode = self._saved_mode
+        sparse = self._saved_sparse
+        per_sample_weights = ops.unpack(self.per_sample_weights_, self)
+        padding_idx = self._saved_padding_idx
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None]
+        # weight: _embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight_sym_sizes[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+        # per_sample_weights: _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops._embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+        return grad_inputs
+
+
+class EmbeddingBagBackwardBackward0(Node):
+    """_embedding_bag_backward(Tensor grad_output, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+
+    derivatives.yaml, entry _embedding_bag_backward
+    grad_output: not_implemented("_embedding_bag_backward")
+    per_sample_weights: not_implemented("_embedding_bag_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None]
+        # grad_output: not_implemented("_embedding_bag_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_embedding_bag_backward' is not implemented.")
+        # per_sample_weights: not_implemented("_embedding_bag_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_embedding_bag_backward' is not implemented.")
+        return grad_inputs
+
+
+class EmbeddingBagDenseBackwardBackward0(Node):
+    """_embedding_bag_dense_backward(Tensor grad_output, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+
+    derivatives.yaml, entry _embedding_bag_dense_backward
+    grad_output: not_implemented("_embedding_bag_dense_backward")
+    per_sample_weights: not_implemented("_embedding_bag_dense_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None]
+        # grad_output: not_implemented("_embedding_bag_dense_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_embedding_bag_dense_backward' is not implemented.")
+        # per_sample_weights: not_implemented("_embedding_bag_dense_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_embedding_bag_dense_backward' is not implemented.")
         return grad_inputs

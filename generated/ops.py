@@ -121,6 +121,9 @@ from generated.functions import (
     EluBackward1,
     EluBackwardBackward0,
     EmbeddingBackward0,
+    EmbeddingBagBackward0,
+    EmbeddingBagBackwardBackward0,
+    EmbeddingBagDenseBackwardBackward0,
     EmbeddingDenseBackwardBackward0,
     EmbeddingRenormBackward0,
     EqBackward0,
@@ -527,6 +530,10 @@ __all__ = [
     "_conj_physical",
     "_conv_depthwise2d",
     "_convolution",
+    "_embedding_bag",
+    "_embedding_bag_backward",
+    "_embedding_bag_dense_backward",
+    "_embedding_bag_per_sample_weights_backward",
     "_euclidean_dist",
     "_fft_c2c",
     "_fft_c2r",
@@ -18869,6 +18876,101 @@ def chunk(self_=MISSING, chunks=MISSING, dim=0, *extra, **kwargs):
         forward_grad.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
+
+def _embedding_bag(weight=MISSING, indices=MISSING, offsets=MISSING, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1, *extra, **kwargs):
+    """_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _embedding_bag
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_embedding_bag, (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or not isinstance(offsets, Tensor) or kwargs or extra:
+        weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx = _arguments.bind(OVERLOADS["_embedding_bag"], (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx,), kwargs, extra)
+    result0, result1, result2, result3 = map(recording.wrap, kernels._embedding_bag(weight._data, indices._data, offsets._data, scale_grad_by_freq, mode, sparse, (per_sample_weights._data if isinstance(per_sample_weights, Tensor) else per_sample_weights), include_last_offset, padding_idx))
+    needs_grad = _grad_state.enabled and (isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(per_sample_weights, Tensor) and (per_sample_weights._requires_grad or per_sample_weights.grad_fn is not None))
+    if needs_grad:
+        grad_fn = EmbeddingBagBackward0((gradient_edge(weight), gradient_edge(per_sample_weights)))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.offsets_ = SavedVariable(offsets, False)
+        grad_fn._saved_weight_sym_sizes = weight._data.shape
+        grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        grad_fn._saved_mode = mode
+        grad_fn._saved_sparse = sparse
+        grad_fn.per_sample_weights_ = SavedVariable(per_sample_weights, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn._saved_padding_idx = padding_idx
+        grad_fn.weight_ = SavedVariable(weight, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        recording.skip_output(result3, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(weight, per_sample_weights):
+        with forward_grad.computing_tangents():
+            tangent = forward._embedding_bag(weight, forward_grad.tangent(weight), indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, forward_grad.tangent(per_sample_weights), include_last_offset, padding_idx, result0, result1, result2, result3)
+        forward_grad.set_tangents((result0, result1, result2, result3), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+        grad_fn.result3_ = SavedVariable(result3, True)
+    return (result0, result1, result2, result3)
+
+
+def _embedding_bag_backward(grad_output=MISSING, indices=MISSING, offsets=MISSING, offset2bag=MISSING, bag_size=MISSING, maximum_indices=MISSING, num_weights=MISSING, scale_grad_by_freq=MISSING, mode=MISSING, sparse=MISSING, per_sample_weights=MISSING, padding_idx=-1, *extra, **kwargs):
+    """_embedding_bag_backward(Tensor grad_output, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+
+    derivatives.yaml, entry _embedding_bag_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_embedding_bag_backward, (grad_output, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or not isinstance(offsets, Tensor) or not isinstance(offset2bag, Tensor) or not isinstance(bag_size, Tensor) or not isinstance(maximum_indices, Tensor) or num_weights is MISSING or scale_grad_by_freq is MISSING or mode is MISSING or sparse is MISSING or per_sample_weights is MISSING or kwargs or extra:
+        grad_output, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx = _arguments.bind(OVERLOADS["_embedding_bag_backward"], (grad_output, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx,), kwargs, extra)
+    result = recording.wrap(kernels._embedding_bag_backward(grad_output._data, indices._data, offsets._data, offset2bag._data, bag_size._data, maximum_indices._data, num_weights, scale_grad_by_freq, mode, sparse, (per_sample_weights._data if isinstance(per_sample_weights, Tensor) else per_sample_weights), padding_idx))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(per_sample_weights, Tensor) and (per_sample_weights._requires_grad or per_sample_weights.grad_fn is not None)):
+        grad_fn = EmbeddingBagBackwardBackward0((gradient_edge(grad_output), gradient_edge(per_sample_weights)))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, per_sample_weights):
+        forward_grad.not_implemented("_embedding_bag_backward")
+    return result
+
+
+def _embedding_bag_dense_backward(grad_output=MISSING, indices=MISSING, offset2bag=MISSING, bag_size=MISSING, maximum_indices=MISSING, num_weights=MISSING, scale_grad_by_freq=MISSING, mode=MISSING, per_sample_weights=MISSING, padding_idx=-1, *extra, **kwargs):
+    """_embedding_bag_dense_backward(Tensor grad_output, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+
+    derivatives.yaml, entry _embedding_bag_dense_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_embedding_bag_dense_backward, (grad_output, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or not isinstance(offset2bag, Tensor) or not isinstance(bag_size, Tensor) or not isinstance(maximum_indices, Tensor) or num_weights is MISSING or scale_grad_by_freq is MISSING or mode is MISSING or per_sample_weights is MISSING or kwargs or extra:
+        grad_output, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx = _arguments.bind(OVERLOADS["_embedding_bag_dense_backward"], (grad_output, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx,), kwargs, extra)
+    result = recording.wrap(kernels._embedding_bag_dense_backward(grad_output._data, indices._data, offset2bag._data, bag_size._data, maximum_indices._data, num_weights, scale_grad_by_freq, mode, (per_sample_weights._data if isinstance(per_sample_weights, Tensor) else per_sample_weights), padding_idx))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(per_sample_weights, Tensor) and (per_sample_weights._requires_grad or per_sample_weights.grad_fn is not None)):
+        grad_fn = EmbeddingBagDenseBackwardBackward0((gradient_edge(grad_output), gradient_edge(per_sample_weights)))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, per_sample_weights):
+        forward_grad.not_implemented("_embedding_bag_dense_backward")
+    return result
+
+
+def _embedding_bag_per_sample_weights_backward(grad_output=MISSING, weight=MISSING, indices=MISSING, offsets=MISSING, offset2bag=MISSING, mode=MISSING, padding_idx=-1, *extra, **kwargs):
+    """_embedding_bag_per_sample_weights_backward(Tensor grad_output, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor
+
+    derivatives.yaml, entry _embedding_bag_per_sample_weights_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_embedding_bag_per_sample_weights_backward, (grad_output, weight, indices, offsets, offset2bag, mode, padding_idx, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or not isinstance(offsets, Tensor) or not isinstance(offset2bag, Tensor) or mode is MISSING or kwargs or extra:
+        grad_output, weight, indices, offsets, offset2bag, mode, padding_idx = _arguments.bind(OVERLOADS["_embedding_bag_per_sample_weights_backward"], (grad_output, weight, indices, offsets, offset2bag, mode, padding_idx,), kwargs, extra)
+    result = recording.wrap(kernels._embedding_bag_per_sample_weights_backward(grad_output._data, weight._data, indices._data, offsets._data, offset2bag._data, mode, padding_idx))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21844,6 +21946,52 @@ OVERLOADS = {
         Param("chunks", "int"),
         Param("dim", "int", has_default=True),
     )),
+    "_embedding_bag": Overload(_embedding_bag, kernels._embedding_bag, "_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)", (
+        Param("weight", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("offsets", "Tensor"),
+        Param("scale_grad_by_freq", "bool", has_default=True),
+        Param("mode", "int", has_default=True),
+        Param("sparse", "bool", has_default=True),
+        Param("per_sample_weights", "Tensor?", has_default=True),
+        Param("include_last_offset", "bool", has_default=True),
+        Param("padding_idx", "int", has_default=True),
+    )),
+    "_embedding_bag_backward": Overload(_embedding_bag_backward, kernels._embedding_bag_backward, "_embedding_bag_backward(Tensor grad_output, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("offsets", "Tensor"),
+        Param("offset2bag", "Tensor"),
+        Param("bag_size", "Tensor"),
+        Param("maximum_indices", "Tensor"),
+        Param("num_weights", "int"),
+        Param("scale_grad_by_freq", "bool"),
+        Param("mode", "int"),
+        Param("sparse", "bool"),
+        Param("per_sample_weights", "Tensor?"),
+        Param("padding_idx", "int", has_default=True),
+    )),
+    "_embedding_bag_dense_backward": Overload(_embedding_bag_dense_backward, kernels._embedding_bag_dense_backward, "_embedding_bag_dense_backward(Tensor grad_output, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("offset2bag", "Tensor"),
+        Param("bag_size", "Tensor"),
+        Param("maximum_indices", "Tensor"),
+        Param("num_weights", "int"),
+        Param("scale_grad_by_freq", "bool"),
+        Param("mode", "int"),
+        Param("per_sample_weights", "Tensor?"),
+        Param("padding_idx", "int", has_default=True),
+    )),
+    "_embedding_bag_per_sample_weights_backward": Overload(_embedding_bag_per_sample_weights_backward, kernels._embedding_bag_per_sample_weights_backward, "_embedding_bag_per_sample_weights_backward(Tensor grad_output, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("offsets", "Tensor"),
+        Param("offset2bag", "Tensor"),
+        Param("mode", "int"),
+        Param("padding_idx", "int", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23349,6 +23497,18 @@ BY_NAME = {
     ),
     "as_strided_": (
         OVERLOADS["as_strided_"],
+    ),
+    "_embedding_bag": (
+        OVERLOADS["_embedding_bag"],
+    ),
+    "_embedding_bag_backward": (
+        OVERLOADS["_embedding_bag_backward"],
+    ),
+    "_embedding_bag_dense_backward": (
+        OVERLOADS["_embedding_bag_dense_backward"],
+    ),
+    "_embedding_bag_per_sample_weights_backward": (
+        OVERLOADS["_embedding_bag_per_sample_weights_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1756,4 +1756,16 @@ FORMULAS = {
     "ChunkBackward0": {
         0: "self: chunk_backward(grads, self.shape, chunks, dim)",
     },
+    "EmbeddingBagBackward0": {
+        0: "weight: _embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.shape[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)",
+        1: "per_sample_weights: _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)",
+    },
+    "EmbeddingBagBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_embedding_bag_backward\")",
+        1: "per_sample_weights: not_implemented(\"_embedding_bag_backward\")",
+    },
+    "EmbeddingBagDenseBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_embedding_bag_dense_backward\")",
+        1: "per_sample_weights: not_implemented(\"_embedding_bag_dense_backward\")",
+    },
 }

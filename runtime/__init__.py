@@ -317,6 +317,14 @@ from runtime.fft import istft  # noqa: E402
 
 __all__ += ["istft"]
 
+# -- issue 28, helper nnx: torch.embedding_bag, torch.lstm & co ---------------------------------
+from runtime.nn.embedding_bag import _embedding_bag_forward_only as _embedding_bag_forward_only  # noqa: E402, E501
+from runtime.nn.embedding_bag import embedding_bag  # noqa: E402
+from runtime.nn.rnn_functions import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
+
+__all__ += ["embedding_bag", "gru", "lstm", "rnn_relu", "rnn_tanh"]
+# -- end of nnx's block ---------------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for

@@ -10069,3 +10069,254 @@ def chunk(self, chunks, dim=0):
     if split_size == 0:  # an empty dimension still gives `chunks` (empty) pieces
         return split_with_sizes(self, [0] * chunks, dim)
     return split_Tensor(self, split_size, dim)
+
+
+# -- embedding bags: torch's _embedding_bag and its backward ops (helper nnx) -----------------
+# The modes as torch numbers them; the auxiliary outputs (offset2bag, bag_size, max_indices)
+# are torch's CPU kernel's, shapes and values, since its backward ops read them.
+_BAG_SUM, _BAG_MEAN, _BAG_MAX = 0, 1, 2
+_BAG_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), _BFLOAT16)
+
+
+def _bag_type_name(array: np.ndarray) -> str:
+    """`torch.FloatTensor`, `torch.HalfTensor`: an array's legacy type name in messages."""
+    name = {"float16": "Half", "bfloat16": "BFloat16"}.get(str(array.dtype))
+    return f"torch.{name or _dtype_name(array)}Tensor"
+
+
+def _bag_check_types(array: np.ndarray, name: str, allowed: tuple[str, ...]) -> None:
+    if _bag_type_name(array)[6:-6] not in allowed:
+        raise RuntimeError(
+            f"Expected tensor for argument #1 '{name}' to have one of the following scalar "
+            f"types: {', '.join(allowed)}; but got {_bag_type_name(array)} instead (while "
+            "checking arguments for embedding_bag)")
+
+
+def _bag_indices(indices: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """indices and offsets checked (Long or Int) and promoted to their common type."""
+    _bag_check_types(indices, "indices", ("Long", "Int"))
+    _bag_check_types(offsets, "offsets", ("Long", "Int"))
+    common = np.promote_types(indices.dtype, offsets.dtype)
+    return indices.astype(common, copy=False), offsets.astype(common, copy=False)
+
+
+def _bag_check_arguments(weight, indices, offsets, mode, per_sample_weights,
+                         include_last_offset) -> None:
+    _bag_check_types(weight, "weight", ("Half", "BFloat16", "Float", "Double"))
+    if offsets.shape[0]:
+        if offsets[0] != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                f"start from position 0. However, got {offsets[0]}\n"
+                f"[ {_bag_type_name(offsets)}{{}} ]")
+        if offsets[-1] > indices.shape[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{indices.shape[0]} but got offsets[-1] of {offsets[-1]}")
+    if per_sample_weights is not None:
+        if mode != _BAG_SUM:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with "
+                               "mode='sum'")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(
+                "Expected tensor for argument #1 'weight' to have the same type as tensor for "
+                "argument #1 'per_sample_weights'; but type "
+                f"{_bag_type_name(weight)} does not equal {_bag_type_name(per_sample_weights)}"
+                " (while checking arguments for embedding_bag)")
+        for check in ("per_sample_weights.value().dim() == 1",
+                      "per_sample_weights.value().numel() == indices.numel()"):
+            if not (per_sample_weights.ndim == 1 if "dim" in check
+                    else per_sample_weights.size == indices.size):
+                raise RuntimeError(
+                    f"Expected {check} to be true, but got false.  (Could this error message "
+                    "be improved?  If so, please report an enhancement request to PyTorch.)")
+    if include_last_offset and offsets.shape[0] < 1:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+
+
+def _bag_offset2bag(offsets: np.ndarray, count: int) -> np.ndarray:
+    """Each index's bag from the bags' starts (torch's make_offset2bag): a mark at every
+    start, summed; a start equal to `count` marks nothing."""
+    marks = np.zeros(count + 1, offsets.dtype)
+    np.add.at(marks, offsets, 1)
+    marks[0] -= 1
+    return np.cumsum(marks, dtype=offsets.dtype)[:count]
+
+
+def _bag_check_index(weight, ids, fast: bool) -> None:
+    """An index outside the table, named as torch's fast or slow kernel names it."""
+    outside = np.flatnonzero((ids < 0) | (ids >= weight.shape[0]))
+    if outside.size:
+        first = outside[0]
+        if fast:
+            raise RuntimeError(f"Index {first} of input takes value {ids[first]} which is not "
+                               f"in the valid range [0, {weight.shape[0]})")
+        raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
+                           f"idx to be {ids[first]}")
+
+
+def _bag_summed(owner, offsets, bags: int, fast: bool, include_last_offset):
+    """The bag each index adds to in a sum or mean (-1: none): torch's fast kernel ends the
+    last bag at the last offset when include_last_offset holds; its others (and offset2bag,
+    bag_size, the max mode) run it to the end."""
+    if fast and include_last_offset and bags:
+        owner = owner.copy()
+        owner[offsets[bags]:] = -1
+    return owner
+
+
+@silent
+def _bag_max(weight, ids, owner, keep, bags):
+    """Each bag's elementwise maximum and the rows it came from, as torch's loop finds them:
+    a bag's first row, then a later row wherever it is greater (NaN replaces nothing)."""
+    output = np.zeros((bags, weight.shape[1]), weight.dtype)
+    arg = np.zeros((bags, weight.shape[1]), np.int64)
+    seen = np.zeros(bags, bool)
+    for position in np.flatnonzero(keep):
+        bag, row = owner[position], ids[position]
+        better = slice(None) if not seen[bag] else weight[row] > output[bag]
+        output[bag, better] = weight[row, better]
+        arg[bag, better] = row
+        seen[bag] = True
+    return output, arg
+
+
+@silent
+def _bag_sum(weight, ids, owner, keep, per_sample_weights):
+    """Each bag's sum of rows (scaled by per_sample_weights), added in index order (in float32
+    for a half-precision table, as torch accumulates)."""
+    wide = np.float32 if weight.dtype in _BAG_FAST_DTYPES[1:] else weight.dtype
+    rows = weight[ids[keep]].astype(wide)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[keep].astype(wide)[:, None]
+    return rows, wide
+
+
+@silent
+def _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights,
+                        include_last_offset, padding_idx, requires_grad):
+    """torch's _embedding_bag_cpu_impl: (output, offset2bag, bag_size, max_indices)."""
+    if indices.ndim not in (1, 2):
+        raise RuntimeError("input has to be a 1D or 2D Tensor, but got Tensor of dimension "
+                           f"{indices.ndim}")
+    if indices.ndim == 1 and offsets.ndim != 1:
+        raise RuntimeError("offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets.ndim}")
+    indices, offsets = _bag_indices(indices, offsets)
+    _bag_check_arguments(weight, indices, offsets, mode, per_sample_weights,
+                         include_last_offset)
+    if weight.ndim != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                           f"{weight.ndim}")
+    if mode not in (_BAG_SUM, _BAG_MEAN, _BAG_MAX):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    indices = indices.reshape(-1)  # (a 2-D input reaches torch's kernels as its flat data)
+    count = indices.shape[0]
+    ids = indices.astype(np.int64)
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    fast = weight.dtype in _BAG_FAST_DTYPES and padding_idx < 0
+    owner = _bag_offset2bag(offsets[:bags], count).astype(np.int64)
+    offset2bag = owner.astype(offsets.dtype) if mode != _BAG_SUM or not fast else \
+        np.zeros(0, offsets.dtype)
+    _bag_check_index(weight, ids, fast and mode != _BAG_MAX)
+    keep = (ids != padding_idx) & (owner >= 0)
+    sizes = np.bincount(owner[keep], minlength=bags)[:bags].astype(offsets.dtype)
+    if mode == _BAG_MAX:
+        output, max_indices = _bag_max(weight, ids, owner, keep, bags)
+        return output, offset2bag, sizes, max_indices.astype(offsets.dtype)
+    owner = _bag_summed(owner, offsets, bags, fast, include_last_offset)
+    keep &= owner >= 0
+    rows, wide = _bag_sum(weight, ids, owner, keep, per_sample_weights)
+    output = np.zeros((bags, weight.shape[1]), wide)
+    np.add.at(output, owner[keep], rows)
+    if mode == _BAG_MEAN:
+        output /= np.maximum(sizes, 1).astype(wide)[:, None]
+    else:
+        sizes = np.zeros(bags if requires_grad else offsets.shape[0], offsets.dtype)
+    return output.astype(weight.dtype, copy=False), offset2bag, sizes, sizes.copy()
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights,
+                               include_last_offset, padding_idx, True)
+
+
+def _embedding_bag_forward_only(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                                sparse=False, per_sample_weights=None,
+                                include_last_offset=False, padding_idx=-1):
+    """_embedding_bag for a table that needs no gradient (its sum mode's bag_size is shaped
+    as offsets)."""
+    return _embedding_bag_impl(weight, indices, offsets, mode, per_sample_weights,
+                               include_last_offset, padding_idx, False)
+
+
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+                            num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                            padding_idx=-1):
+    """_embedding_bag's gradient in its table: offset2bag made from offsets where the fast
+    sum left it empty, then the dense backward (gradgen has no sparse gradients)."""
+    indices, offsets = _bag_indices(indices, offsets)
+    if indices.size and not offset2bag.size:
+        offset2bag = _bag_offset2bag(offsets, indices.shape[0])
+    else:
+        _bag_check_types(offset2bag, "offset2bag", ("Long", "Int"))
+    if sparse:
+        if scale_grad_by_freq:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
+        raise NotImplementedError("gradgen has no sparse gradients (embedding_bag with "
+                                  "sparse=True has no backward here)")
+    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                         num_weights, scale_grad_by_freq, mode,
+                                         per_sample_weights, padding_idx)
+
+
+@silent
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                  num_weights, scale_grad_by_freq, mode, per_sample_weights,
+                                  padding_idx=-1):
+    """The table's gradient: each bag's gradient row added to the rows it used (to its
+    maxima's rows in max mode), scaled by the sample's weight, 1 / the bag's size (mean)
+    and, with scale_grad_by_freq, 1 / a count."""
+    _bag_check_types(grad, "grad_", ("Half", "BFloat16", "Float", "Double"))
+    result = np.zeros((num_weights, grad.shape[1]), grad.dtype)
+    if mode == _BAG_MAX:
+        filled = np.flatnonzero(bag_size)
+        columns = np.arange(grad.shape[1])[None, :]
+        np.add.at(result, (maximum_indices[filled].astype(np.int64), columns), grad[filled])
+        return result
+    order = np.argsort(indices, kind="stable")
+    ids = indices[order].astype(np.int64)
+    owner = offset2bag[order].astype(np.int64)
+    scale = np.ones(ids.size) if per_sample_weights is None else \
+        per_sample_weights[order].astype(np.float64)
+    if scale_grad_by_freq:
+        # As torch's CPU loop reads it: the count of the index at the position, in the sorted
+        # indices, of the index's group number (the group's own count for the first groups).
+        counts = np.bincount(ids, minlength=num_weights)
+        group = np.cumsum(np.r_[True, ids[1:] != ids[:-1]]) - 1 if ids.size else ids
+        scale = scale / counts[ids[group]]
+    if mode == _BAG_MEAN:
+        sizes = bag_size[owner].astype(np.float64)
+        scale = np.where(sizes != 0, scale / np.where(sizes != 0, sizes, 1), scale)
+    keep = (ids != padding_idx) & (owner < grad.shape[0])  # (torch reads past grad there)
+    np.add.at(result, ids[keep], scale[keep].astype(grad.dtype)[:, None] * grad[owner[keep]])
+    return result
+
+
+@silent
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode,
+                                               padding_idx=-1):
+    """Each sample weight's gradient: its bag's gradient row · the table row it scaled (0 for
+    the padding index)."""
+    if mode != _BAG_SUM:
+        raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for "
+                           "mode='sum'")
+    indices, offsets = _bag_indices(indices, offsets)
+    if indices.size and not offset2bag.size:
+        offset2bag = _bag_offset2bag(offsets, indices.shape[0])
+    ids = indices.astype(np.int64)
+    owner = np.minimum(offset2bag.astype(np.int64), grad.shape[0] - 1)
+    result = np.einsum("ij,ij->i", grad[owner], weight[ids]) if grad.shape[0] else \
+        np.zeros(ids.shape, grad.dtype)
+    return np.where(ids != padding_idx, result, 0).astype(grad.dtype)

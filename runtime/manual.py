@@ -2903,3 +2903,33 @@ def chunk_backward(ops: Any, grads: Sequence[Any], sizes: Sequence[int], chunks:
     if split_size == 0:
         return split_with_sizes_backward(ops, grads, [0] * chunks, dim, sizes)
     return split_backward(ops, grads, split_size, dim, sizes)
+
+
+# -- embedding bags (helper nnx) ---------------------------------------------------------------
+
+def embedding_bag_jvp(ops: Any, weight_t: Any, per_sample_weights_t: Any, weight: Any,
+                      indices: Any, offsets: Any, per_sample_weights: Any, mode: int,
+                      include_last_offset: bool, padding_idx: int, bag_size: Any,
+                      max_indices: Any) -> Any:
+    """Forward-mode derivative of _embedding_bag's bags. A sum or a mean is linear in the
+    table and in the per-sample weights: the same bags of their tangents (product rule). A
+    maximum moves with the row each element came from (max_indices), and an empty bag, a
+    constant zero, not at all."""
+    if mode == 2:
+        columns = weight.shape[1]
+        flat = ops.reshape(weight_t, [-1, 1])
+        where = max_indices * columns + ops.arange(columns)
+        picked = ops.reshape(ops.embedding(flat, where), list(max_indices.shape))
+        return ops.masked_fill(picked, ops.unsqueeze(ops.eq(bag_size, 0), 1), 0)
+    result = None
+    if weight_t is not None:
+        result = ops._embedding_bag(weight_t, indices, offsets, False, mode, False,
+                                    per_sample_weights, include_last_offset, padding_idx)[0]
+    if per_sample_weights_t is not None:
+        term = ops._embedding_bag(weight, indices, offsets, False, mode, False,
+                                  per_sample_weights_t, include_last_offset, padding_idx)[0]
+        result = term if result is None else result + term
+    return result
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_embedding_bag", "masked_fill"}))

@@ -23,12 +23,11 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dtypes, factories, func, grad_mode, linalg
+from runtime import devices, dtypes, factories, func, linalg
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.nn import functional as _functional
-from runtime.node import gradient_edge
-from runtime.view_copies import _NotImplemented
+from runtime.nn.pixelshuffle import native_channel_shuffle  # torch.native_channel_shuffle
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum",
            "sym_ite", "sym_fresh_size", "sym_constrain_range", "sym_constrain_range_for_size",
@@ -543,17 +542,6 @@ def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     if out is not None:
         out.resize_(result.shape).copy_(result)
         return out
-    return result
-
-
-def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
-    """channel_shuffle without a derivative: torch's node for it refuses a backward."""
-    with grad_mode.no_grad():
-        result = ops.channel_shuffle(input, groups)
-    if grad_mode.is_grad_enabled() and input.requires_grad:
-        node = _NotImplemented("native_channel_shuffle", (gradient_edge(input),))
-        node._input_metadata = ((result._data.shape, result._data.dtype),)
-        result.grad_fn = node
     return result
 
 

@@ -256,10 +256,11 @@ def test_erfcx_and_log_ndtr_far_in_the_tail():
     _compare_grads(lambda lib, x: lib.special.log_ndtr(x), [tail], 1)
 
 
-@pytest.mark.parametrize("options", [{"scale_grad_by_freq": True}, {"sparse": True},
-                                     {"sparse": True, "scale_grad_by_freq": True,
-                                      "padding_idx": 0, "max_norm": 1.0}])
+@pytest.mark.parametrize("options", [{"sparse": True},
+                                     {"sparse": True, "padding_idx": 0, "max_norm": 1.0}])
 def test_embedding_bag_forward_with_gradient_options_gradgen_lacks(options):
+    """A sparse gradient gradgen lacks (scale_grad_by_freq's gradient is torch's:
+    tests/test_nnx_embedding_bag.py)."""
     weight = np.arange(25.0).reshape(5, 5) / 10
     indices = np.array([0, 2, 4, 1, 3, 3])
     offsets = np.array([0, 4])

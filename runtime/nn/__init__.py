@@ -265,6 +265,12 @@ from runtime.nn.data_parallel import DataParallel  # noqa: E402
 
 __all__ += ["DataParallel"]
 
+# issue 28, helper nnx: torch 2.13's linear cross entropy
+from runtime.nn.linear_cross_entropy import LinearCrossEntropyOptions  # noqa: E402
+from runtime.nn.linear_cross_entropy_loss import LinearCrossEntropyLoss  # noqa: E402
+
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -20,6 +20,7 @@ from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.grad_mode import no_grad
 from runtime.nn import init
+from runtime.nn.embedding_bag import embedding_bag as torch_embedding_bag
 from runtime.nn.module import Module
 from runtime.nn.nonlinear import celu, selu
 from runtime.nn.parameter import Parameter
@@ -311,18 +312,21 @@ class Bilinear(Module):
 
 # -- EmbeddingBag ---------------------------------------------------------------------------------
 
-def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool,
-          per_sample_weights: Tensor | None) -> tuple[Tensor, np.ndarray, Any]:
-    """The flat indices, each bag's [start, end) and the flat per-sample weights."""
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _flat_bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool,
+               per_sample_weights: Tensor | None) -> tuple:
+    """(input, offsets, include_last_offset, per_sample_weights) for torch.embedding_bag: a
+    2-D input's rows become the bags of its flat form; a 1-D input's offsets are checked."""
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {_type_string(offsets)}")
-        starts = np.arange(0, input.numel(), max(input.shape[1], 1))[:input.shape[0]]
-        ends = starts + input.shape[1]
-        flat = None if per_sample_weights is None else per_sample_weights.reshape(-1)
-        return input.reshape(-1), np.stack([starts, ends], 1), flat
+        offsets = factories.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
+        flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+        return input.reshape(-1), offsets, False, flat_weights
     if input.dim() != 1:
         raise ValueError("input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
@@ -330,20 +334,7 @@ def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool,
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if offsets.dim() != 1:
         raise ValueError("offsets has to be a 1D Tensor")
-    points = offsets.numpy().astype(np.int64)
-    if points.size and points[0] != 0:
-        kind = "LongTensor" if offsets.dtype is dtypes.int64 else "IntTensor"
-        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {points[0]}\n"
-                           f"[ torch.{kind}{{}} ]")
-    if points.size and points[-1] > input.numel():
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length "
-                           f"{input.numel()} but got offsets[-1] of {points[-1]}")
-    if include_last_offset:
-        starts, ends = points[:-1], points[1:]
-    else:
-        starts, ends = points, np.append(points[1:], input.numel())
-    return input, np.stack([starts, ends], 1), per_sample_weights
+    return input, offsets, include_last_offset, per_sample_weights
 
 
 def _type_string(value: Any) -> str:
@@ -351,27 +342,14 @@ def _type_string(value: Any) -> str:
     return "<class 'torch.Tensor'>" if isinstance(value, Tensor) else str(type(value))
 
 
-def _check_embedding_bag(input: Tensor, weight: Tensor, per_sample_weights: Any, mode: str,
-                         options: tuple) -> None:
-    max_norm, scale_grad_by_freq, sparse = options
-    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
-        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
-                         f"is not None, then it must have the same shape as the input "
-                         f"({input.shape})")
-    if weight.dim() != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
-                         f"{weight.dim()}")
+def _bag_mode(mode: str, scale_grad_by_freq: bool, sparse: bool) -> int:
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max" and scale_grad_by_freq:
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError("mode has to be one of sum, mean or max")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(
-            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "GitHub.")
+    return _BAG_MODES[mode]
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
@@ -380,83 +358,39 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
                   padding_idx: int | None = None) -> Tensor:
     """The sum, mean or max of each bag of embedding rows, without the rows in between:
-    bags are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start."""
+    bags are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start
+    (torch.embedding_bag's first result: its node is EmbeddingBagBackward0)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(embedding_bag, (input, weight, offsets, max_norm, norm_type,
                                 scale_grad_by_freq, mode, sparse, per_sample_weights,
                                 include_last_offset, padding_idx), {})
         if heard is not _modes.PASS:
             return heard
-    if weight.dtype.is_floating_point is False and input.dtype.is_floating_point:
+    if weight.dtype is dtypes.int64 and input.dtype.is_floating_point:
         warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage "
                        "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
                        "`embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
-    _check_embedding_bag(input, weight, per_sample_weights, mode,
-                         (max_norm, scale_grad_by_freq, sparse))
-    bags = _embedding_bags(input, weight, offsets, (max_norm, norm_type), mode,
-                           per_sample_weights, include_last_offset, padding_idx)
-    if (scale_grad_by_freq or sparse) and bags.requires_grad:
-        bags.register_hook(_refuse_gradient)  # the values are torch's; their gradient is not
-    return bags
-
-
-def _refuse_gradient(grad: Tensor) -> None:
-    raise NotImplementedError("gradgen's embedding_bag has no scale_grad_by_freq or sparse "
-                              "gradients (its forward runs; its backward refuses)")
-
-
-def _embedding_bags(input: Tensor, weight: Tensor, offsets: Tensor | None, norm: tuple,
-                    mode: str, per_sample_weights: Tensor | None, include_last_offset: bool,
-                    padding_idx: int | None) -> Tensor:
-    """embedding_bag's bags, once its arguments are checked."""
-    max_norm, norm_type = norm
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                         f"is not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    input, offsets, include_last_offset, per_sample_weights = _flat_bags(
+        input, offsets, include_last_offset, per_sample_weights)
+    mode_number = _bag_mode(mode, scale_grad_by_freq, sparse)
     if max_norm is not None:  # as torch's: the rows input names renormalized in place first
         with no_grad():
             ops.embedding_renorm_(weight, input, max_norm, norm_type)
-    indices, bounds, sample_weights = _bags(input, offsets, include_last_offset,
-                                            per_sample_weights)
-    ids = indices.numpy().astype(np.int64)
-    rows_count = weight.shape[0]
-    outside = np.flatnonzero((ids < 0) | (ids >= rows_count))
-    if outside.size:
-        raise RuntimeError(f"Index {outside[0]} of input takes value {ids[outside[0]]} which is "
-                           f"not in the valid range [0, {rows_count})")
-    if padding_idx is not None and not -rows_count <= padding_idx < rows_count:
-        raise RuntimeError("padding_idx must be within the number of embeddings, "
-                           f"-{rows_count} through {rows_count - 1}, but got {padding_idx}")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += rows_count
-    kept = ids != padding_idx if padding_idx is not None else np.ones(ids.shape, dtype=bool)
-    rows = ops.index_select(weight, 0, indices.to(dtypes.int64))
-    if mode == "max":
-        return _max_bags(rows, bounds, kept, weight)
-    membership = np.zeros((len(bounds), ids.size))
-    for bag, (start, end) in enumerate(bounds):
-        membership[bag, start:end] = kept[start:end]
-    if mode == "mean":
-        counts = membership.sum(1, keepdims=True)
-        membership = np.divide(membership, counts, out=np.zeros_like(membership),
-                               where=counts > 0)
-    matrix = factories.tensor(membership, dtype=weight.dtype)
-    if sample_weights is not None:
-        matrix = matrix * sample_weights.unsqueeze(0)
-    return composite.matmul(matrix, rows)
-
-
-def _max_bags(rows: Tensor, bounds: np.ndarray, kept: np.ndarray, weight: Tensor) -> Tensor:
-    """The elementwise max of each bag's rows (zeros for a bag with none)."""
-    bags = []
-    for start, end in bounds:
-        members = np.flatnonzero(kept[start:end]) + start
-        if members.size == 0:
-            bags.append(factories.zeros(weight.shape[1], dtype=weight.dtype))
-            continue
-        chosen = ops.index_select(rows, 0, factories.from_numpy(members.astype(np.int64)))
-        bags.append(ops.max(chosen, 0)[0])
-    if not bags:
-        return factories.zeros((0, weight.shape[1]), dtype=weight.dtype)
-    return ops.stack(bags, 0)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    return torch_embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_number, sparse,
+                               per_sample_weights, include_last_offset, padding_idx)[0]
 
 
 class EmbeddingBag(Module):

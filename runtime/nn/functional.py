@@ -213,6 +213,17 @@ from runtime.nn.grid_sample import affine_grid, grid_sample  # noqa: E402
 
 __all__ += ["affine_grid", "grid_sample"]
 
+# issue 28, helper nnx: the remaining names (F.Tensor is torch.Tensor; conv_tbc and
+# native_channel_shuffle are torch's functions of the same name)
+from generated.ops import conv_tbc  # noqa: E402
+from runtime._tensor import Tensor  # noqa: E402
+from runtime.nn.functional_more import assert_int_or_pair  # noqa: E402
+from runtime.nn.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+from runtime.nn.pixelshuffle import native_channel_shuffle  # noqa: E402
+
+__all__ += ["Tensor", "assert_int_or_pair", "conv_tbc", "linear_cross_entropy",
+            "native_channel_shuffle"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -228,8 +228,19 @@ class RNNBase(Module):
         in that order."""
         data, batch_sizes = input.data, [int(b) for b in input.batch_sizes.tolist()]
         self._check_input(data)
-        directions = 2 if self.bidirectional else 1
         initial = self._packed_initial_states(input, states, batch_sizes[0])
+        layer_input, final_states = self._packed_run(data, batch_sizes, initial)
+        if input.unsorted_indices is not None:
+            final_states = [s.index_select(1, input.unsorted_indices) for s in final_states]
+        packed = PackedSequence(layer_input, input.batch_sizes, input.sorted_indices,
+                                input.unsorted_indices)
+        return packed, final_states
+
+    def _packed_run(self, data: Tensor, batch_sizes: list[int],
+                    initial: list[Tensor]) -> tuple[Tensor, list[Tensor]]:
+        """(output data, final states) of the whole stack over packed data, its sequences
+        and initial states in the packed (sorted) order."""
+        directions = 2 if self.bidirectional else 1
         finals: list[list[Tensor]] = [[] for _ in initial]
         layer_input = data
         for layer in range(self.num_layers):
@@ -245,12 +256,7 @@ class RNNBase(Module):
             layer_input = outputs[0] if directions == 1 else ops.cat(outputs, 1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        final_states = [ops.stack(kept) for kept in finals]
-        if input.unsorted_indices is not None:
-            final_states = [s.index_select(1, input.unsorted_indices) for s in final_states]
-        packed = PackedSequence(layer_input, input.batch_sizes, input.sorted_indices,
-                                input.unsorted_indices)
-        return packed, final_states
+        return layer_input, [ops.stack(kept) for kept in finals]
 
     def _packed_initial_states(self, input: PackedSequence, states: list[Tensor | None],
                                max_batch: int) -> list[Tensor]:
