@@ -7200,4 +7200,43 @@ NODES = {
             "weight": "tensor",
         },
     },
+    "NormalBackward1": {
+        "entry": "normal.Tensor_float",
+        "schema": "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("mean", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(mean_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "NormalBackward2": {
+        "entry": "normal.float_Tensor",
+        "schema": "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("std", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(std_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "NormalBackward3": {
+        "entry": "normal.Tensor_Tensor",
+        "schema": "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("mean", "zeros_like(mean)"),
+            ("std", "zeros_like(std)"),
+        ),
+        "result": (
+            ("result", "zeros_like(mean_t)", ""),
+        ),
+        "saved": {
+            "mean": "tensor",
+            "std": "tensor",
+        },
+    },
 }

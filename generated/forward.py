@@ -470,6 +470,9 @@ __all__ = [
     "log_normal_",
     "matmul",
     "linear",
+    "normal_Tensor_float",
+    "normal_float_Tensor",
+    "normal_Tensor_Tensor",
 ]
 
 
@@ -4811,3 +4814,30 @@ def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
     result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
     """
     return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)
+
+
+def normal_Tensor_float(mean_p, mean_t, std, generator, result):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    result: auto_element_wise, from mean: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, mean_t)
+
+
+def normal_float_Tensor(mean, std_p, std_t, generator, result):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    result: auto_element_wise, from std: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, std_t)
+
+
+def normal_Tensor_Tensor(mean_p, mean_t, std_p, std_t, generator, result):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    result: zeros_like(mean_t)
+    """
+    return manual.zeros_like(ops, mean_t)

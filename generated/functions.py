@@ -494,6 +494,9 @@ __all__ = [
     "MatmulBackward0",
     "LinearBackward0",
     "LinearBackwardBackward0",
+    "NormalBackward1",
+    "NormalBackward2",
+    "NormalBackward3",
 ]
 
 
@@ -15523,4 +15526,78 @@ class LinearBackwardBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NormalBackward1(Node):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    mean: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # mean: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NormalBackward2(Node):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    std: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # std: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NormalBackward3(Node):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    mean: zeros_like(mean)
+    std: zeros_like(std)
+    """
+
+    __slots__ = ("mean_", "std_")
+
+    @property
+    def _saved_mean(self):
+        return self.mean_.unpack()
+
+    @property
+    def _saved_std(self):
+        return self.std_.unpack()
+
+    def release_variables(self):
+        self.mean_.reset_data()
+        self.std_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        mean = ops.unpack(self.mean_, self)
+        std = ops.unpack(self.std_, self)
+        grad_inputs = [None, None]
+        # mean: zeros_like(mean)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, mean)
+        # std: zeros_like(std)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, std)
         return grad_inputs

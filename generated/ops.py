@@ -301,6 +301,9 @@ from generated.functions import (
     NllLossBackward0,
     NllLossBackwardBackward0,
     NormalBackward0,
+    NormalBackward1,
+    NormalBackward2,
+    NormalBackward3,
     NormBackward0,
     NormBackward1,
     PackPaddedSequenceBackward0,
@@ -835,6 +838,7 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "nonzero",
+    "normal",
     "one_hot",
     "permute",
     "pixel_shuffle",
@@ -18596,6 +18600,74 @@ def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_m
         forward_grad.not_implemented("linear_backward")
     return (result0, result1, result2)
 
+
+def normal_Tensor_float(mean=MISSING, std=1, *extra, generator=None, **kwargs):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_Tensor_float, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, Tensor) or not isinstance(std, NUMBER) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.Tensor_float"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_Tensor_float(mean._data, std, generator))
+    if _grad_state.enabled and (isinstance(mean, Tensor) and (mean._requires_grad or mean.grad_fn is not None)):
+        grad_fn = NormalBackward1((gradient_edge(mean),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(mean):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_Tensor_float(mean, forward_grad.tangent(mean), std, generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def normal_float_Tensor(mean=MISSING, std=MISSING, *extra, generator=None, **kwargs):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_float_Tensor, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, NUMBER) or not isinstance(std, Tensor) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.float_Tensor"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_float_Tensor(mean, std._data, generator))
+    if _grad_state.enabled and (isinstance(std, Tensor) and (std._requires_grad or std.grad_fn is not None)):
+        grad_fn = NormalBackward2((gradient_edge(std),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(std):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_float_Tensor(mean, std, forward_grad.tangent(std), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def normal_Tensor_Tensor(mean=MISSING, std=MISSING, *extra, generator=None, **kwargs):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_Tensor_Tensor, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, Tensor) or not isinstance(std, Tensor) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.Tensor_Tensor"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_Tensor_Tensor(mean._data, std._data, generator))
+    if _grad_state.enabled and (isinstance(mean, Tensor) and (mean._requires_grad or mean.grad_fn is not None) or isinstance(std, Tensor) and (std._requires_grad or std.grad_fn is not None)):
+        grad_fn = NormalBackward3((gradient_edge(mean), gradient_edge(std)))
+        grad_fn.mean_ = SavedVariable(mean, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.std_ = SavedVariable(std, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(mean, std):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_Tensor_Tensor(mean, forward_grad.tangent(mean), std, forward_grad.tangent(std), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21521,6 +21593,21 @@ OVERLOADS = {
         Param("weight", "Tensor"),
         Param("output_mask", "bool[3]"),
     )),
+    "normal.Tensor_float": Overload(normal_Tensor_float, kernels.normal_Tensor_float, "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "Tensor"),
+        Param("std", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "normal.float_Tensor": Overload(normal_float_Tensor, kernels.normal_float_Tensor, "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "float"),
+        Param("std", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "normal.Tensor_Tensor": Overload(normal_Tensor_Tensor, kernels.normal_Tensor_Tensor, "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "Tensor"),
+        Param("std", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23009,6 +23096,11 @@ BY_NAME = {
     "linear_backward": (
         OVERLOADS["linear_backward"],
     ),
+    "normal": (
+        OVERLOADS["normal.Tensor_float"],
+        OVERLOADS["normal.float_Tensor"],
+        OVERLOADS["normal.Tensor_Tensor"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -23786,6 +23878,15 @@ def copysign(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("copysign", BY_NAME["copysign"], args, kwargs)
+
+
+def normal(*args, **kwargs):
+    """Picks the overload of normal that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("normal", BY_NAME["normal"], args, kwargs)
 
 
 def eq_(*args, **kwargs):

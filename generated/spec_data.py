@@ -1725,4 +1725,14 @@ FORMULAS = {
         1: "grad_output: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
         2: "weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
     },
+    "NormalBackward1": {
+        0: "mean: zeros_like(grad)",
+    },
+    "NormalBackward2": {
+        0: "std: zeros_like(grad)",
+    },
+    "NormalBackward3": {
+        0: "mean: zeros_like(mean)",
+        1: "std: zeros_like(std)",
+    },
 }

@@ -9462,6 +9462,65 @@ def exponential_(self, lambd=1.0, generator=None):
     return sampling.place(drawn, self, self.dtype)
 
 
+# -- torch.normal with tensor arguments, random_, poisson, _standard_gamma, rrelu (helper
+# random): torch's CPU kernels, drawing as they do ----------------------------------------------
+
+def _check_std_tensor(std: np.ndarray) -> None:
+    """Every std >= 0 (a NaN fails too: torch compares the least element)."""
+    if std.size and not std.min() >= 0:
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+def _standard_normal_into(result: np.ndarray, generator: Any, std: float = 1.0) -> None:
+    """Fill the fresh contiguous `result` as normal_(0, std) does (nothing when empty)."""
+    if result.size:
+        _floats_for_random(result, "normal_kernel_cpu")
+        result[...] = sampling.normal(_drawing(generator, "normal"), result.size, result.dtype,
+                                      0.0, std).reshape(result.shape)
+
+
+def _update_inplace(result: np.ndarray, ufunc: Any, other: np.ndarray) -> None:
+    """`result.mul_(other)` / `result.add_(other)`: computed in the promoted dtype, cast back
+    (refused, as torch does, when that dtype does not cast to result's)."""
+    dtype = result_type(result, other)
+    check_inplace_result(result, dtype, result.shape)
+    ufunc(result, other, out=result, dtype=dtype, casting="unsafe")
+
+
+@silent
+def normal_Tensor_float(mean, std=1.0, generator=None):
+    """N(mean, std²) of mean's shape and dtype: normal_(0, std) draws plus mean."""
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number_text(std)}")
+    result = np.empty(mean.shape, mean.dtype)
+    _standard_normal_into(result, generator, std)
+    _update_inplace(result, np.add, mean)
+    return result
+
+
+@silent
+def normal_float_Tensor(mean, std, generator=None):
+    """N(mean, std²) of std's shape and dtype: N(0, 1) draws times std, plus mean."""
+    _check_std_tensor(std)
+    result = np.empty(std.shape, std.dtype)
+    _standard_normal_into(result, generator)
+    _update_inplace(result, np.multiply, std)
+    _update_inplace(result, np.add, np.array(mean, result.dtype))
+    return result
+
+
+@silent
+def normal_Tensor_Tensor(mean, std, generator=None):
+    """N(mean, std²), mean and std broadcast, in mean's dtype: N(0, 1) draws times std, plus
+    mean."""
+    _check_std_tensor(std)
+    result = np.empty(broadcast_shapes(mean.shape, std.shape), mean.dtype)
+    _standard_normal_into(result, generator)
+    _update_inplace(result, np.multiply, std)
+    _update_inplace(result, np.add, mean)
+    return result
+
+
 def _index_as_scatter(self: np.ndarray, dim: int, index: np.ndarray,
                       source: np.ndarray) -> np.ndarray:
     """index_reduce's checks, then its vector index as the scatter index of source's shape

@@ -28,9 +28,9 @@ from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
-    "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",
+    "rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "rand_like",
     "randn_like", "randint_like",
-]
+]  # (torch.normal is runtime/random_functions.py's, over the spec's normal overloads)
 
 _INT64_MIN = -(2**63)
 

@@ -1,0 +1,101 @@
+"""The random ops of the spec-breadth block (helper random): torch.normal with tensor
+arguments, random_, poisson, _standard_gamma, rrelu_with_noise...: under a seed, torch's
+numbers bit for bit, torch's nodes and gradients, torch's errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.oracle import same, same_outcome, values
+
+
+def _seeded(call):
+    """A program: seed, `call(lib)`, then a draw from the default stream (so the op must have
+    taken as many words as torch's), and one from a seeded Generator."""
+    def program(lib):
+        lib.manual_seed(11)
+        first = call(lib)
+        generator = lib.Generator().manual_seed(5)
+        second = lib.empty(3).normal_(generator=generator)
+        return repr(values([first, lib.rand(2), second]))
+    return program
+
+
+# -- torch.normal with tensor arguments ------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.normal(lib.zeros(3, 4)),
+    lambda lib: lib.normal(lib.arange(20.0), 0.5),
+    lambda lib: lib.normal(lib.arange(6.0, dtype=lib.float64).reshape(2, 3), 2.0),
+    lambda lib: lib.normal(lib.zeros(4, 3).t(), 1.0),
+    lambda lib: lib.normal(1.5, lib.linspace(0.1, 2, 17)),
+    lambda lib: lib.normal(-1.0, lib.ones(5, dtype=lib.float64)),
+    lambda lib: lib.normal(0.5, lib.arange(4)),
+    lambda lib: lib.normal(lib.zeros(2, 1), lib.linspace(0.1, 2, 3)),
+    lambda lib: lib.normal(lib.zeros(17), lib.ones(17)),
+    lambda lib: lib.normal(lib.zeros(3), lib.ones(3, dtype=lib.float64)),
+    lambda lib: lib.normal(lib.zeros(3, dtype=lib.float64), lib.ones(())),
+    lambda lib: lib.normal(lib.zeros(()), lib.ones(())),
+    lambda lib: lib.normal(lib.zeros(2), lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.normal(lib.zeros(3, dtype=lib.float16), 1.0),
+    lambda lib: lib.normal(mean=lib.zeros(3), std=2.0),
+    lambda lib: lib.normal(lib.zeros(0), 1.0),
+    lambda lib: lib.normal(0.0, 1.0, (2, 3)),
+    lambda lib: lib.normal(2.0, 3.0, size=(4,), dtype=lib.float64),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, generator=lib.Generator().manual_seed(3)),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, out=lib.empty(3)),
+    lambda lib: lib.normal(0.0, 1.0, (2,), out=lib.empty(2, dtype=lib.float64)),
+])
+def test_normal_draws_torchs_numbers(call):
+    same(_seeded(call))
+
+
+@pytest.mark.parametrize("call, node", [
+    (lambda lib, m, s: lib.normal(m, 1.0), "NormalBackward1"),
+    (lambda lib, m, s: lib.normal(0.5, s), "NormalBackward2"),
+    (lambda lib, m, s: lib.normal(m, s), "NormalBackward3"),
+    (lambda lib, m, s: lib.normal(m[:1], s), "NormalBackward3"),
+])
+def test_normal_nodes_and_zero_gradients(call, node):
+    def program(lib):
+        m = lib.tensor([0.2, 0.5, 0.9], requires_grad=True)
+        s = lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64, requires_grad=True)
+        y = call(lib, m, s)
+        (y * 3).sum().backward()
+        return y.grad_fn.name(), y.requires_grad, repr(values([m.grad, s.grad]))
+
+    assert same(program)[0][1][0] == node
+
+
+def test_normal_forward_mode_gives_zero_tangents():
+    def program(lib):
+        import_ad = lib.autograd.forward_ad
+        with import_ad.dual_level():
+            m = import_ad.make_dual(lib.zeros(3), lib.ones(3))
+            s = import_ad.make_dual(lib.ones(3), lib.ones(3))
+            tangents = [import_ad.unpack_dual(y).tangent
+                        for y in (lib.normal(m, 1.0), lib.normal(0.0, s), lib.normal(m, s))]
+        return repr(values(tangents))
+
+    same_outcome(program)  # (torch warns once, on its first forward AD)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.normal(lib.zeros(3), -1.0),
+    lambda lib: lib.normal(lib.zeros(3), float("nan")),
+    lambda lib: lib.normal(0.0, lib.tensor([1.0, -1.0])),
+    lambda lib: lib.normal(lib.zeros(2), lib.tensor([1.0, float("nan")])),
+    lambda lib: lib.normal(lib.zeros(3, dtype=lib.int64), 1.0),
+    lambda lib: lib.normal(0.0, lib.ones(2, dtype=lib.bool)),
+    lambda lib: lib.normal(lib.zeros(2, dtype=lib.int64), lib.ones(2)),
+    lambda lib: lib.normal(lib.zeros(0, dtype=lib.int64), lib.ones(0)),
+    lambda lib: lib.normal(lib.zeros(0, dtype=lib.int64), 1.0),
+    lambda lib: lib.normal(lib.zeros(2), lib.ones(3)),
+    lambda lib: lib.normal(lib.zeros(2), 1.0, generator=3),
+    lambda lib: lib.normal(),
+    lambda lib: lib.normal(std=lib.ones(3)),
+    lambda lib: lib.normal(1.0, 2.0),
+    lambda lib: lib.normal(lib.zeros(2, requires_grad=True), 1.0, out=lib.empty(2)),
+])
+def test_normal_errors(call):
+    same(lambda lib: repr(values(call(lib))))
