@@ -815,6 +815,7 @@ __all__ = [
     "mul",
     "multi_margin_loss",
     "multilabel_margin_loss_forward",
+    "multinomial",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -18668,6 +18669,21 @@ def normal_Tensor_Tensor(mean=MISSING, std=MISSING, *extra, generator=None, **kw
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def multinomial(self_=MISSING, num_samples=MISSING, replacement=False, *extra, generator=None, **kwargs):
+    """multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry multinomial
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multinomial, (self_, num_samples, replacement, *extra), {"generator": generator, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or num_samples is MISSING or kwargs or extra:
+        self_, num_samples, replacement, generator = _arguments.bind(OVERLOADS["multinomial"], (self_, num_samples, replacement, generator,), kwargs, extra)
+    result = recording.wrap(kernels.multinomial(self_._data, num_samples, replacement, generator))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21608,6 +21624,12 @@ OVERLOADS = {
         Param("std", "Tensor"),
         Param("generator", "Generator?", has_default=True, keyword_only=True),
     )),
+    "multinomial": Overload(multinomial, kernels.multinomial, "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("num_samples", "int"),
+        Param("replacement", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23100,6 +23122,9 @@ BY_NAME = {
         OVERLOADS["normal.Tensor_float"],
         OVERLOADS["normal.float_Tensor"],
         OVERLOADS["normal.Tensor_Tensor"],
+    ),
+    "multinomial": (
+        OVERLOADS["multinomial"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

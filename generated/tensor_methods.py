@@ -1789,6 +1789,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "multilabel_margin_loss_forward")
             raise
 
+    def multinomial(self, num_samples=MISSING, replacement=False, *extra, generator=None, **kwargs):
+        """multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multinomial, (self, num_samples, replacement, *extra), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multinomial(self, num_samples, replacement, generator=generator) if not kwargs and not extra else ops.multinomial(self, num_samples, replacement, *extra, generator=generator, **_arguments.method_keywords("multinomial", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multinomial")
+            raise
+
     def mv(self, vec=MISSING, *extra, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

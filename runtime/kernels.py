@@ -9521,6 +9521,59 @@ def normal_Tensor_Tensor(mean, std, generator=None):
     return result
 
 
+@silent
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """Category indices (int64) drawn from each row of probabilities (or weights) `self`,
+    as torch's CPU kernel draws them."""
+    _check_multinomial(self, num_samples, replacement)
+    rows = self.reshape(-1, self.shape[-1])
+    if rows.shape[0] == 0:
+        return np.empty((*self.shape[:-1], num_samples), np.int64)
+    if not replacement or num_samples == 1:
+        _check_fast_multinomial(rows)
+    else:
+        _check_multinomial_rows(rows)
+    drawn = sampling.multinomial(_drawing(generator, "multinomial"), rows, num_samples,
+                                 replacement)
+    return drawn.reshape(*self.shape[:-1], num_samples)
+
+
+def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
+    if not 1 <= probs.ndim <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if probs.dtype.kind not in "fV":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_TYPE_NAMES.get(probs.dtype.name, 'Byte')}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if probs.shape[-1] > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _check_fast_multinomial(rows: np.ndarray) -> None:
+    if not (np.all(rows >= 0) and np.all(rows < np.inf)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(axis=-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _check_multinomial_rows(rows: np.ndarray) -> None:
+    """The with-replacement kernel's checks, element by element and row by row."""
+    for row in rows:
+        bad = ~(row >= 0) | ~np.isfinite(row)
+        if bad.any():
+            if not row[np.argmax(bad)] >= 0:
+                raise RuntimeError(
+                    "invalid multinomial distribution (encountering probability entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry = infinity or NaN)")
+        if not np.cumsum(row, dtype=row.dtype)[-1] > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
 def _index_as_scatter(self: np.ndarray, dim: int, index: np.ndarray,
                       source: np.ndarray) -> np.ndarray:
     """index_reduce's checks, then its vector index as the scatter index of source's shape

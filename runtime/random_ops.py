@@ -28,7 +28,7 @@ from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
-    "rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "rand_like",
+    "rand", "randn", "randint", "randperm", "bernoulli", "rand_like",
     "randn_like", "randint_like",
 ]  # (torch.normal is runtime/random_functions.py's, over the spec's normal overloads)
 
@@ -463,59 +463,15 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
-    """Category indices drawn from each row of probabilities (or weights) `input`."""
+    """Category indices drawn from each row of probabilities (or weights) `input`: the
+    spec's kernel (torch.multinomial is the spec's op, generated/ops.py)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(multinomial, (input, num_samples, replacement),
             {"generator": generator})
         if heard is not _modes.PASS:
             return heard
-    probs = input._data
-    _check_multinomial(probs, num_samples, replacement)
-    rows = probs.reshape(-1, probs.shape[-1])
-    if rows.shape[0] == 0:
-        return Tensor._make(np.empty((*probs.shape[:-1], num_samples), np.int64), None)
-    if not replacement or num_samples == 1:
-        _check_fast_multinomial(rows)
-    else:
-        _check_multinomial_rows(rows)
-    drawn = sampling.multinomial(_generator(generator), rows, num_samples, replacement)
-    return Tensor._make(drawn.reshape(*probs.shape[:-1], num_samples), None)
-
-
-def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
-    if not 1 <= probs.ndim <= 2:
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind not in "fV":
-        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{_scalar_type_name(probs)}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > probs.shape[-1]:
-        raise RuntimeError(
-            "cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if probs.shape[-1] > 2**24:
-        raise RuntimeError("number of categories cannot exceed 2^24")
-
-
-def _check_fast_multinomial(rows: np.ndarray) -> None:
-    if not (np.all(rows >= 0) and np.all(rows < np.inf)):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(axis=-1) == 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-
-
-def _check_multinomial_rows(rows: np.ndarray) -> None:
-    """The with-replacement kernel's checks, element by element and row by row."""
-    for row in rows:
-        bad = ~(row >= 0) | ~np.isfinite(row)
-        if bad.any():
-            if not row[np.argmax(bad)] >= 0:
-                raise RuntimeError(
-                    "invalid multinomial distribution (encountering probability entry < 0)")
-            raise RuntimeError("invalid multinomial distribution (encountering probability "
-                               "entry = infinity or NaN)")
-        if not np.cumsum(row, dtype=row.dtype)[-1] > 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return Tensor._make(kernels.multinomial(input._data, num_samples, replacement,
+                                            _generator(generator)), None)
 
 
 # -- *_like -------------------------------------------------------------------------------------
@@ -584,13 +540,5 @@ class RandomMethods:
     # torch's nodes; these functions serve the module-level callers)
     random_ = random_
 
-    # (Tensor.bernoulli is runtime/tensor_functions.py's: without p, the spec's op)
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
-                    generator: Generator | None = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(RandomMethods.multinomial, (self, num_samples, replacement),
-                {"generator": generator})
-            if heard is not _modes.PASS:
-                return heard
-        return multinomial(self, num_samples, replacement, generator=generator)
+    # (Tensor.bernoulli is runtime/tensor_functions.py's: without p, the spec's op;
+    # Tensor.multinomial is the spec's method)

@@ -99,3 +99,42 @@ def test_normal_forward_mode_gives_zero_tangents():
 ])
 def test_normal_errors(call):
     same(lambda lib: repr(values(call(lib))))
+
+
+# -- multinomial -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.multinomial(lib.tensor([0.1, 0.6, 0.3]), 5, True),
+    lambda lib: lib.multinomial(lib.tensor([1.0, 2, 3, 4]), 3),
+    lambda lib: lib.multinomial(lib.rand(4, 6), 6),
+    lambda lib: lib.multinomial(lib.rand(4, 6, dtype=lib.float64), 20, replacement=True),
+    lambda lib: lib.rand(3, 5).multinomial(1),
+    lambda lib: lib.rand(2, 5).multinomial(4, True, generator=lib.Generator().manual_seed(2)),
+    lambda lib: lib.multinomial(lib.rand(0, 3), 2),
+])
+def test_multinomial_draws_torchs_numbers(call):
+    same(_seeded(call))
+
+
+def test_multinomial_records_no_node():
+    def program(lib):
+        p = lib.tensor([0.2, 0.5, 0.3], requires_grad=True)
+        drawn = lib.multinomial(p * 2, 2)
+        return drawn.grad_fn, drawn.requires_grad, str(drawn.dtype)
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.multinomial(lib.tensor([1, 2]), 1),
+    lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
+    lambda lib: lib.multinomial(lib.ones(3), 0),
+    lambda lib: lib.multinomial(lib.ones(3), 4),
+    lambda lib: lib.multinomial(lib.tensor([1.0, -1.0]), 1),
+    lambda lib: lib.multinomial(lib.tensor([1.0, float("inf")]), 3, True),
+    lambda lib: lib.multinomial(lib.tensor([0.0, 0.0]), 1),
+    lambda lib: lib.multinomial(lib.ones(3), 1, generator=1),
+    lambda lib: lib.ones(3).multinomial(),
+])
+def test_multinomial_errors(call):
+    same(lambda lib: repr(values(call(lib))))
