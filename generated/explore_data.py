@@ -7239,4 +7239,40 @@ NODES = {
             "std": "tensor",
         },
     },
+    "RandomBackward0": {
+        "entry": "random_.from",
+        "schema": "random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "RandomBackward1": {
+        "entry": "random_.to",
+        "schema": "random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "RandomBackward2": {
+        "entry": "random_",
+        "schema": "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
 }

@@ -473,6 +473,9 @@ __all__ = [
     "normal_Tensor_float",
     "normal_float_Tensor",
     "normal_Tensor_Tensor",
+    "random__from",
+    "random__to",
+    "random__default",
 ]
 
 
@@ -4841,3 +4844,30 @@ def normal_Tensor_Tensor(mean_p, mean_t, std_p, std_t, generator, result):
     result: zeros_like(mean_t)
     """
     return manual.zeros_like(ops, mean_t)
+
+
+def random__from(self_p, self_t, low, to, generator, result):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def random__to(self_p, self_t, to, generator, result):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def random__default(self_p, self_t, generator, result):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)

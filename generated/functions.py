@@ -497,6 +497,9 @@ __all__ = [
     "NormalBackward1",
     "NormalBackward2",
     "NormalBackward3",
+    "RandomBackward0",
+    "RandomBackward1",
+    "RandomBackward2",
 ]
 
 
@@ -15600,4 +15603,61 @@ class NormalBackward3(Node):
         # std: zeros_like(std)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, std)
+        return grad_inputs
+
+
+class RandomBackward0(Node):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RandomBackward1(Node):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RandomBackward2(Node):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs

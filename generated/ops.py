@@ -324,6 +324,9 @@ from generated.functions import (
     ProdBackward1,
     PutBackward0,
     Rad2DegBackward0,
+    RandomBackward0,
+    RandomBackward1,
+    RandomBackward2,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad1DBackwardBackward0,
@@ -18684,6 +18687,90 @@ def multinomial(self_=MISSING, num_samples=MISSING, replacement=False, *extra, g
     result = recording.wrap(kernels.multinomial(self_._data, num_samples, replacement, generator))
     return result
 
+
+def random__from(self_=MISSING, low=MISSING, to=MISSING, *extra, generator=None, **kwargs):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__from, (self_, low, to, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or low is MISSING or to is MISSING or kwargs or extra:
+        self_, low, to, generator = _arguments.bind(OVERLOADS["random_.from"], (self_, low, to, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random__from(self_._data, low, to, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__from(original_self, forward_grad.tangent(self_), low, to, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def random__to(self_=MISSING, to=MISSING, *extra, generator=None, **kwargs):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__to, (self_, to, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or to is MISSING or kwargs or extra:
+        self_, to, generator = _arguments.bind(OVERLOADS["random_.to"], (self_, to, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward1((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random__to(self_._data, to, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__to(original_self, forward_grad.tangent(self_), to, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def random__default(self_=MISSING, *extra, generator=None, **kwargs):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__default, (self_, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["random_"], (self_, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward2((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random_(self_._data, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__default(original_self, forward_grad.tangent(self_), generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21630,6 +21717,21 @@ OVERLOADS = {
         Param("replacement", "bool", has_default=True),
         Param("generator", "Generator?", has_default=True, keyword_only=True),
     )),
+    "random_.from": Overload(random__from, kernels.random__from, "random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("low", "int"),
+        Param("to", "int?"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "random_.to": Overload(random__to, kernels.random__to, "random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("to", "int"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "random_": Overload(random__default, kernels.random_, "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23126,6 +23228,11 @@ BY_NAME = {
     "multinomial": (
         OVERLOADS["multinomial"],
     ),
+    "random_": (
+        OVERLOADS["random_.from"],
+        OVERLOADS["random_.to"],
+        OVERLOADS["random_"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -23975,6 +24082,15 @@ def bernoulli_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("bernoulli_", BY_NAME["bernoulli_"], args, kwargs)
+
+
+def random_(*args, **kwargs):
+    """Picks the overload of random_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("random_", BY_NAME["random_"], args, kwargs)
 
 
 def div_(*args, **kwargs):

@@ -1735,4 +1735,13 @@ FORMULAS = {
         0: "mean: zeros_like(mean)",
         1: "std: zeros_like(std)",
     },
+    "RandomBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "RandomBackward1": {
+        0: "self: zeros_like(grad)",
+    },
+    "RandomBackward2": {
+        0: "self: zeros_like(grad)",
+    },
 }

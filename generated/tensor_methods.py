@@ -2027,6 +2027,21 @@ class TensorMethods:
             _arguments.reword_for_method(error, "rad2deg")
             raise
 
+    def random_(self, *args, **kwargs):
+        """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+        random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+        random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.random_, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.random__default(self) if not args and not kwargs else ops.random_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "random_")
+            raise
+
     def reciprocal(self, *extra):
         """reciprocal(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

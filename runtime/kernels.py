@@ -9465,6 +9465,142 @@ def exponential_(self, lambd=1.0, generator=None):
 # -- torch.normal with tensor arguments, random_, poisson, _standard_gamma, rrelu (helper
 # random): torch's CPU kernels, drawing as they do ----------------------------------------------
 
+# random_'s C type names in messages
+_RANDOM_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                   "bool": "bool", "uint8": "unsigned char", "int16": "short int",
+                   "int8": "signed char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def random__from(self, low, to=None, generator=None):
+    """Integers in [low, to) (to None: up to the dtype's largest, or every int64 from
+    -2^63), in self's memory order (torch's `from` is `low`: a Python keyword)."""
+    drawn = random_values(self.dtype, self.size, (low, to), _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random__to(self, to, generator=None):
+    """Integers in [0, to)."""
+    drawn = random_values(self.dtype, self.size, (0, to), _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random_(self, generator=None):
+    """Integers in [0, 2^mantissa] for a float dtype, [0, its largest] for an integer one."""
+    drawn = random_values(self.dtype, self.size, None, _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | None,
+                   generator: Any) -> np.ndarray | None:
+    """random_'s draws for `count` elements of `dtype` (None when there are none), its
+    bounds checked first."""
+    if bounds is None:
+        return sampling.random_default(generator, count, dtype) if count else None
+    low, high = bounds
+    span, low = _random_span(dtype, int(low), None if high is None else int(high))
+    if count == 0:
+        return None
+    if span is None:  # every int64
+        _check_full_range(dtype)
+        return sampling.random_full_range(generator, count)
+    return sampling.random_from_to(generator, count, span, low)
+
+
+def _check_full_range(dtype: np.dtype) -> None:
+    kernel = "random_full_64_bits_range_kernel_cpu"
+    if dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dtype not in (np.int64, np.float32, np.float64):
+        raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
+
+
+def _round_int(value: int, digits: int) -> int:
+    """`value` rounded to `digits` significant bits, ties to even (an int64-to-float cast)."""
+    magnitude = builtins.abs(value)
+    shift = magnitude.bit_length() - digits
+    if shift <= 0:
+        return value
+    quotient, remainder = divmod(magnitude, 1 << shift)
+    half = 1 << (shift - 1)
+    if remainder > half or (remainder == half and quotient & 1):
+        quotient += 1
+    return (quotient << shift) * (1 if value >= 0 else -1)
+
+
+def _highest_bit(value: int) -> int:
+    return builtins.max(builtins.abs(value).bit_length() - 1, 0)
+
+
+def _update_from(low: int, digits: int) -> int:
+    """The least `low` that casting to the float dtype cannot move below itself."""
+    cast = _round_int(low + 1, digits)
+    if cast < low:
+        low = cast + (1 << (_highest_bit(low + 1) - digits + 1))
+    return low
+
+
+def _update_to(high: int, digits: int) -> int:
+    """The greatest `high` that casting to the float dtype cannot move above itself."""
+    cast = _round_int(high - 1, digits)
+    if cast >= high:
+        high = cast - (1 << (_highest_bit(high - 1) - digits + 1))
+    return high
+
+
+def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
+    c_type = _RANDOM_C_TYPES[dtype.name]
+    if dtype.kind in "fV":
+        info = np.finfo(dtype)
+        lowest, highest, digits = float(info.min), float(info.max), info.nmant + 1
+    else:
+        info = np.iinfo(dtype) if dtype != np.bool_ else None
+        lowest, highest = (0, 1) if info is None else (int(info.min), int(info.max))
+        digits = None
+    for name, value in (("from", low), ("to - 1", high_inclusive)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {c_type}")
+    if digits is not None:
+        for name, value in (("from", low), ("to - 1", high_inclusive)):
+            if not -(1 << digits) <= value <= 1 << digits:
+                warn_at_caller(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {c_type} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance", UserWarning)
+
+
+def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:
+    """(span, low) of random_(low, high) on `dtype`, checked as torch checks them; span None
+    means all 2^64 int64 values."""
+    is_float = dtype.kind in "fV"
+    digits = np.finfo(dtype).nmant + 1 if is_float else None
+    if high is not None:
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        if is_float:
+            low, high = _update_from(low, digits), _update_to(high, digits)
+            if not low < high:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                    f"dtype, but got from={low} >= to={high}")
+        _check_in_range(dtype, low, high - 1)
+        return high - low, low
+    if low == -(2**63):
+        return None, low
+    if is_float:
+        high_inclusive = builtins.min(1 << digits, 2**63 - 1)
+        low = _update_from(low, digits)
+        if not low < high_inclusive:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                f"casted to dtype, but got from={low} > to_inc={high_inclusive}")
+    else:
+        high_inclusive = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
+    _check_in_range(dtype, low, high_inclusive)
+    return high_inclusive - low + 1, low
+
+
 def _check_std_tensor(std: np.ndarray) -> None:
     """Every std >= 0 (a NaN fails too: torch compares the least element)."""
     if std.size and not std.min() >= 0:

@@ -138,3 +138,72 @@ def test_multinomial_records_no_node():
 ])
 def test_multinomial_errors(call):
     same(lambda lib: repr(values(call(lib))))
+
+
+# -- random_ -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(3, 4).random_(),
+    lambda lib: lib.empty(3, 4, dtype=lib.float64).random_(),
+    lambda lib: lib.empty(5, dtype=lib.int64).random_(),
+    lambda lib: lib.empty(5, dtype=lib.int32).random_(),
+    lambda lib: lib.empty(5, dtype=lib.uint8).random_(),
+    lambda lib: lib.empty(5, dtype=lib.bool).random_(),
+    lambda lib: lib.empty(5).random_(10),
+    lambda lib: lib.empty(4, 3).t().random_(100),
+    lambda lib: lib.empty(5, dtype=lib.int64).random_(-7, 7),
+    lambda lib: lib.empty(5).random_(3, None),
+    lambda lib: lib.empty(5, dtype=lib.int64).random_(-(2**63), None),
+    lambda lib: lib.empty(5, dtype=lib.int16).random_(to=9),
+    lambda lib: lib.empty(5).random_(2, 6, generator=lib.Generator().manual_seed(4)),
+    lambda lib: lib.empty(0).random_(),
+    lambda lib: lib.empty(5).random_(0, 2**25),
+])
+def test_random__draws_torchs_numbers(call):
+    same(_seeded(call))
+
+
+@pytest.mark.parametrize("call, node", [
+    (lambda y: y.random_(1, 5), "RandomBackward0"),
+    (lambda y: y.random_(1, None), "RandomBackward0"),
+    (lambda y: y.random_(5), "RandomBackward1"),
+    (lambda y: y.random_(), "RandomBackward2"),
+])
+def test_random__nodes_and_zero_gradients(call, node):
+    def program(lib):
+        x = lib.tensor([0.2, 0.5, 0.9], requires_grad=True)
+        y = call(x * 1.0)
+        (y * 2).sum().backward()
+        return y.grad_fn.name(), repr(values(x.grad))
+
+    assert same(program)[0][1][0] == node
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(3).random_(5, 2),
+    lambda lib: lib.empty(3, dtype=lib.uint8).random_(0, 300),
+    lambda lib: lib.empty(3, dtype=lib.int32).random_(-(2**63), None),
+    lambda lib: lib.empty(3, dtype=lib.bool).random_(-(2**63), None),
+    lambda lib: lib.empty(3).random_(2**24 + 1, 2**24 + 2),
+    lambda lib: lib.tensor([1.0], requires_grad=True).random_(),
+])
+def test_random__errors(call):
+    same(lambda lib: repr(values(call(lib))))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(3).random_(generator=3),
+    lambda lib: lib.empty(3).random_(1.5),
+    lambda lib: lib.empty(3).random_(1, 2, 3),
+])
+def test_random__bad_arguments(call):
+    """torch's TypeError; its first line (torch then lists its Python signatures, gradgen
+    the schemas of the spec's overloads)."""
+    def program(lib):
+        try:
+            call(lib)
+        except TypeError as error:
+            return str(error).split("\n")[0]
+        return None
+
+    assert same(program)[0][1] is not None
