@@ -7275,4 +7275,41 @@ NODES = {
         "saved": {
         },
     },
+    "PoissonBackward0": {
+        "entry": "poisson",
+        "schema": "poisson(Tensor self, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "StandardGammaBackward0": {
+        "entry": "_standard_gamma",
+        "schema": "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "grad * _standard_gamma_grad(self, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "StandardGammaGradBackward0": {
+        "entry": "_standard_gamma_grad",
+        "schema": "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"_standard_gamma_grad\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
 }

@@ -476,6 +476,7 @@ __all__ = [
     "random__from",
     "random__to",
     "random__default",
+    "poisson",
 ]
 
 
@@ -4868,6 +4869,15 @@ def random__default(self_p, self_t, generator, result):
     """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry random_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def poisson(self_p, self_t, generator, result):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
     result: zeros_like(self_t)
     """
     return manual.zeros_like(ops, self_t)

@@ -500,6 +500,9 @@ __all__ = [
     "RandomBackward0",
     "RandomBackward1",
     "RandomBackward2",
+    "PoissonBackward0",
+    "StandardGammaBackward0",
+    "StandardGammaGradBackward0",
 ]
 
 
@@ -15660,4 +15663,80 @@ class RandomBackward2(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class StandardGammaBackward0(Node):
+    """_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma
+    self: grad * _standard_gamma_grad(self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * _standard_gamma_grad(self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops._standard_gamma_grad(self_, result)
+        return grad_inputs
+
+
+class StandardGammaGradBackward0(Node):
+    """_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma_grad
+    self: not_implemented("_standard_gamma_grad")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("_standard_gamma_grad")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
         return grad_inputs

@@ -312,6 +312,7 @@ from generated.functions import (
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
+    PoissonBackward0,
     PolarBackward0,
     PolygammaBackward0,
     PolygammaBackward1,
@@ -417,6 +418,8 @@ from generated.functions import (
     SqueezeBackward4,
     SqueezeBackward5,
     StackBackward0,
+    StandardGammaBackward0,
+    StandardGammaGradBackward0,
     StdBackward0,
     StdMeanBackward0,
     SubBackward0,
@@ -558,6 +561,8 @@ __all__ = [
     "_slow_conv2d_forward",
     "_softmax",
     "_softmax_backward_data",
+    "_standard_gamma",
+    "_standard_gamma_grad",
     "_thnn_fused_gru_cell",
     "_thnn_fused_lstm_cell",
     "_to_copy",
@@ -847,6 +852,7 @@ __all__ = [
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "poisson",
     "polar",
     "polygamma",
     "pow",
@@ -18771,6 +18777,71 @@ def random__default(self_=MISSING, *extra, generator=None, **kwargs):
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def poisson(self_=MISSING, generator=None, *extra, **kwargs):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(poisson, (self_, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["poisson"], (self_, generator,), kwargs, extra)
+    result = recording.wrap(kernels.poisson(self_._data, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PoissonBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.poisson(self_, forward_grad.tangent(self_), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _standard_gamma(self_=MISSING, generator=None, *extra, **kwargs):
+    """_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma, (self_, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["_standard_gamma"], (self_, generator,), kwargs, extra)
+    result = recording.wrap(kernels._standard_gamma(self_._data, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = StandardGammaBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_standard_gamma")
+    return result
+
+
+def _standard_gamma_grad(self_=MISSING, output=MISSING, *extra, **kwargs):
+    """_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma_grad
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma_grad, (self_, output, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
+        self_, output = _arguments.bind(OVERLOADS["_standard_gamma_grad"], (self_, output,), kwargs, extra)
+    result = recording.wrap(kernels._standard_gamma_grad(self_._data, output._data))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = StandardGammaGradBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_standard_gamma_grad")
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21732,6 +21803,18 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("generator", "Generator?", has_default=True, keyword_only=True),
     )),
+    "poisson": Overload(poisson, kernels.poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "_standard_gamma": Overload(_standard_gamma, kernels._standard_gamma, "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "_standard_gamma_grad": Overload(_standard_gamma_grad, kernels._standard_gamma_grad, "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23232,6 +23315,15 @@ BY_NAME = {
         OVERLOADS["random_.from"],
         OVERLOADS["random_.to"],
         OVERLOADS["random_"],
+    ),
+    "poisson": (
+        OVERLOADS["poisson"],
+    ),
+    "_standard_gamma": (
+        OVERLOADS["_standard_gamma"],
+    ),
+    "_standard_gamma_grad": (
+        OVERLOADS["_standard_gamma_grad"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

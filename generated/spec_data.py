@@ -1744,4 +1744,13 @@ FORMULAS = {
     "RandomBackward2": {
         0: "self: zeros_like(grad)",
     },
+    "PoissonBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "StandardGammaBackward0": {
+        0: "self: grad * _standard_gamma_grad(self, result)",
+    },
+    "StandardGammaGradBackward0": {
+        0: "self: not_implemented(\"_standard_gamma_grad\")",
+    },
 }

@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 from numpy import ndarray  # (on the hottest paths: a global, not np's attribute)
 
-from runtime import blas, cpu_math, sampling
+from runtime import blas, cpu_math, sampling, sampling_serial
 from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
@@ -9655,6 +9655,35 @@ def normal_Tensor_Tensor(mean, std, generator=None):
     _update_inplace(result, np.multiply, std)
     _update_inplace(result, np.add, mean)
     return result
+
+
+@silent
+def poisson(self, generator=None):
+    """Poisson samples of rates `self`, element by element in C order (as torch draws)."""
+    _floats_for_random(self, "poisson_cpu")
+    if self.size and not np.all(self >= 0):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return sampling_serial.poisson(_drawing(generator, "poisson"), self)
+
+
+@silent
+def _standard_gamma(self, generator=None):
+    """Gamma(self, 1) samples, element by element in C order (Marsaglia and Tsang, as torch
+    draws); each at least the dtype's smallest normal number."""
+    _floats_for_random(self, "gamma_cpu")
+    return sampling_serial.standard_gamma(_drawing(generator, "_standard_gamma"), self)
+
+
+@silent
+def _standard_gamma_grad(self, output):
+    """d output / d self for Gamma(self, 1) samples `output`: the implicit
+    reparameterisation gradient, self and output broadcast."""
+    broadcast_shapes(self.shape, output.shape)
+    if output.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {_TYPE_NAMES.get(output.dtype.name, 'Byte')} but "
+                           f"expected {_TYPE_NAMES.get(self.dtype.name, 'Byte')}")
+    _floats_for_random(self, "_standard_gamma_grad_cpu")
+    return sampling_serial.standard_gamma_grad(self, output)
 
 
 @silent
