@@ -7312,4 +7312,71 @@ NODES = {
         "saved": {
         },
     },
+    "RreluWithNoiseBackward0": {
+        "entry": "rrelu_with_noise",
+        "schema": "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "rrelu_with_noise_backward(self_t, self_p, noise_p, lower, upper, training, False)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseBackward1": {
+        "entry": "rrelu_with_noise_",
+        "schema": "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseFunctionalBackward0": {
+        "entry": "rrelu_with_noise_functional",
+        "schema": "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseBackwardBackward0": {
+        "entry": "rrelu_with_noise_backward",
+        "schema": "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor",
+        "formulas": (
+            ("grad_output", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
 }

@@ -477,6 +477,8 @@ __all__ = [
     "random__to",
     "random__default",
     "poisson",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
 ]
 
 
@@ -4881,3 +4883,21 @@ def poisson(self_p, self_t, generator, result):
     result: zeros_like(self_t)
     """
     return manual.zeros_like(ops, self_t)
+
+
+def rrelu_with_noise(self_p, self_t, noise_p, lower, upper, training, generator, result):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    result: auto_element_wise, from self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+    return ops.rrelu_with_noise_backward(self_t, self_p, noise_p, lower, upper, training, False)
+
+
+def rrelu_with_noise_backward(grad_output_p, grad_output_t, self_p, self_t, noise_p, lower, upper, training, self_is_result, result):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    result: rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)
+    """
+    return ops.rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)

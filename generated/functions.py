@@ -503,6 +503,10 @@ __all__ = [
     "PoissonBackward0",
     "StandardGammaBackward0",
     "StandardGammaGradBackward0",
+    "RreluWithNoiseBackward0",
+    "RreluWithNoiseBackward1",
+    "RreluWithNoiseFunctionalBackward0",
+    "RreluWithNoiseBackwardBackward0",
 ]
 
 
@@ -15739,4 +15743,152 @@ class StandardGammaGradBackward0(Node):
         # self: not_implemented("_standard_gamma_grad")
         if self.should_compute_output(0):
             raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+        return grad_inputs
+
+
+class RreluWithNoiseBackward0(Node):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        return grad_inputs
+
+
+class RreluWithNoiseBackward1(Node):
+    """rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry rrelu_with_noise_
+    self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+    """
+
+    __slots__ = ("result_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        return grad_inputs
+
+
+class RreluWithNoiseFunctionalBackward0(Node):
+    """rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry rrelu_with_noise_functional
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        return grad_inputs
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None, None]
+        # grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
         return grad_inputs

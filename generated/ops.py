@@ -352,6 +352,10 @@ from generated.functions import (
     Rot90Backward0,
     RoundBackward0,
     RoundBackward1,
+    RreluWithNoiseBackward0,
+    RreluWithNoiseBackward1,
+    RreluWithNoiseBackwardBackward0,
+    RreluWithNoiseFunctionalBackward0,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
@@ -883,6 +887,10 @@ __all__ = [
     "rot90",
     "round",
     "round_",
+    "rrelu_with_noise",
+    "rrelu_with_noise_",
+    "rrelu_with_noise_backward",
+    "rrelu_with_noise_functional",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -18842,6 +18850,116 @@ def _standard_gamma_grad(self_=MISSING, output=MISSING, *extra, **kwargs):
         forward_grad.not_implemented("_standard_gamma_grad")
     return result
 
+
+def rrelu_with_noise(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    result = recording.wrap(kernels.rrelu_with_noise(self_._data, noise._data, lower, upper, training, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rrelu_with_noise(self_, forward_grad.tangent(self_), noise, lower, upper, training, generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rrelu_with_noise_(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry rrelu_with_noise_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise_"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RreluWithNoiseBackward1((gradient_edge(self_),))
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("rrelu_with_noise_")
+    recording.write_inplace(self_, kernels.rrelu_with_noise_(self_._data, noise._data, lower, upper, training, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def rrelu_with_noise_functional(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry rrelu_with_noise_functional
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_functional, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise_functional"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    result0, result1 = map(recording.wrap, kernels.rrelu_with_noise_functional(self_._data, noise._data, lower, upper, training, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseFunctionalBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("rrelu_with_noise_functional")
+    return (result0, result1)
+
+
+def rrelu_with_noise_backward(grad_output=MISSING, self_=MISSING, noise=MISSING, lower=MISSING, upper=MISSING, training=MISSING, self_is_result=MISSING, *extra, **kwargs):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_backward, (grad_output, self_, noise, lower, upper, training, self_is_result, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or training is MISSING or self_is_result is MISSING or kwargs or extra:
+        grad_output, self_, noise, lower, upper, training, self_is_result = _arguments.bind(OVERLOADS["rrelu_with_noise_backward"], (grad_output, self_, noise, lower, upper, training, self_is_result,), kwargs, extra)
+    result = recording.wrap(kernels.rrelu_with_noise_backward(grad_output._data, self_._data, noise._data, lower, upper, training, self_is_result))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rrelu_with_noise_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), noise, lower, upper, training, self_is_result, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21815,6 +21933,39 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("output", "Tensor"),
     )),
+    "rrelu_with_noise": Overload(rrelu_with_noise, kernels.rrelu_with_noise, "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_": Overload(rrelu_with_noise_, kernels.rrelu_with_noise_, "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_functional": Overload(rrelu_with_noise_functional, kernels.rrelu_with_noise_functional, "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_backward": Overload(rrelu_with_noise_backward, kernels.rrelu_with_noise_backward, "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar"),
+        Param("upper", "Scalar"),
+        Param("training", "bool"),
+        Param("self_is_result", "bool"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23324,6 +23475,18 @@ BY_NAME = {
     ),
     "_standard_gamma_grad": (
         OVERLOADS["_standard_gamma_grad"],
+    ),
+    "rrelu_with_noise": (
+        OVERLOADS["rrelu_with_noise"],
+    ),
+    "rrelu_with_noise_": (
+        OVERLOADS["rrelu_with_noise_"],
+    ),
+    "rrelu_with_noise_functional": (
+        OVERLOADS["rrelu_with_noise_functional"],
+    ),
+    "rrelu_with_noise_backward": (
+        OVERLOADS["rrelu_with_noise_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1753,4 +1753,17 @@ FORMULAS = {
     "StandardGammaGradBackward0": {
         0: "self: not_implemented(\"_standard_gamma_grad\")",
     },
+    "RreluWithNoiseBackward0": {
+        0: "self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+    },
+    "RreluWithNoiseBackward1": {
+        0: "self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)",
+    },
+    "RreluWithNoiseFunctionalBackward0": {
+        0: "self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+    },
+    "RreluWithNoiseBackwardBackward0": {
+        0: "grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+        1: "self: zeros_like(grad)",
+    },
 }

@@ -9686,6 +9686,78 @@ def _standard_gamma_grad(self, output):
     return sampling_serial.standard_gamma_grad(self, output)
 
 
+def _rrelu_noise_draws(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any,
+                       generator: Any) -> np.ndarray:
+    """rrelu's training slopes, written into `noise` (in C order, as torch's kernel writes
+    it): for each element at or below 0, U(lower, upper) from one 64-bit word in double
+    precision, the bounds first held in the op's math type (float below double); 1 for the
+    others. Returns self times the slopes, in self's dtype."""
+    if self.dtype.kind not in "fV" or self.dtype == np.float16:
+        name = "Half" if self.dtype == np.float16 else _dtype_name(self)
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{name}'")
+    if noise.dtype != self.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE_NAMES.get(self.dtype.name)} but found "
+                           f"{_TYPE_NAMES.get(noise.dtype.name, 'Byte')}")
+    math_type = np.float64 if self.dtype == np.float64 else np.float32
+    low, high = (float(np.asarray(float(bound), math_type)) for bound in (lower, upper))
+    negative = np.ascontiguousarray(self) <= 0
+    if negative.any() and not low <= high:
+        raise RuntimeError("Expected from <= to to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+    generator = _drawing(generator, "rrelu_with_noise")
+    slopes = np.ones(self.shape, math_type)
+    draws = sampling._unit_float64(generator, int(negative.sum())) * (high - low) + low
+    slopes[negative] = draws.astype(math_type)
+    noise[...] = slopes.astype(noise.dtype)
+    return (self * slopes).astype(self.dtype)
+
+
+def _rrelu_check_noise(self: np.ndarray, noise: np.ndarray) -> None:
+    if self.shape != noise.shape:
+        raise RuntimeError(f"noise tensor shape must match self tensor shape. Got self.shape = "
+                           f"{list(self.shape)} noise.shape = {list(noise.shape)}")
+
+
+@silent
+def rrelu_with_noise(self, noise, lower=0.125, upper=0.3333333333333333, training=False,
+                     generator=None):
+    """Leaky ReLU with a random slope U(lower, upper) per element at or below 0 in
+    training (the slopes written into noise), the mean slope (lower + upper) / 2 in eval
+    (noise left alone)."""
+    _rrelu_check_noise(self, noise)
+    if training:
+        return _rrelu_noise_draws(self, noise, lower, upper, generator)
+    if self.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"leaky_relu_cpu\" not implemented for '{_dtype_name(self)}'")
+    slope = (float(lower) + float(upper)) / 2
+    if self.dtype.itemsize == 2:  # float16, bfloat16: in float32, as torch's kernel computes
+        return leaky_relu(self.astype(np.float32), slope).astype(self.dtype)
+    return leaky_relu(self, slope)
+
+
+def rrelu_with_noise_(self, noise, lower=0.125, upper=0.3333333333333333, training=False,
+                      generator=None):
+    return rrelu_with_noise(self, noise, lower, upper, training, generator)
+
+
+def rrelu_with_noise_functional(self, noise, lower=0.125, upper=0.3333333333333333,
+                                training=False, generator=None):
+    """rrelu_with_noise writing its slopes into a copy of noise, returned beside the result."""
+    noise_out = np.array(noise)
+    return rrelu_with_noise(self, noise_out, lower, upper, training, generator), noise_out
+
+
+@silent
+def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training,
+                              self_is_result):
+    """noise * grad_output in training; leaky_relu's gradient at the mean slope in eval."""
+    if training:
+        return mul_Tensor(noise, grad_output)
+    return leaky_relu_backward(grad_output, self, (float(lower) + float(upper)) / 2,
+                               self_is_result)
+
+
 @silent
 def multinomial(self, num_samples, replacement=False, generator=None):
     """Category indices (int64) drawn from each row of probabilities (or weights) `self`,

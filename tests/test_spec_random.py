@@ -299,3 +299,96 @@ def test_standard_gamma_refuses_forward_mode():
 ])
 def test_poisson_and_gamma_errors(call):
     same(lambda lib: repr(values(call(lib))))
+
+
+# -- rrelu_with_noise --------------------------------------------------------------------------
+
+def _aten(lib, name):
+    """torch's internal op `name` (torch.ops.aten's), or gradgen's of that name."""
+    import torch
+
+    return getattr(torch.ops.aten, name) if lib is torch else getattr(lib, name)
+
+
+RRELU_INPUT = [[-2.0, -0.5, 0.0, 1.5], [3.0, -1e-3, -7.0, 0.25], [-0.0, 2.0, -4.0, -1.0]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.nn.functional.rrelu(x, training=True),
+    lambda lib, x: lib.nn.functional.rrelu(x, 0.05, 0.9, True),
+    lambda lib, x: lib.rrelu(x.t(), 0.1, 0.3, True),
+    lambda lib, x: lib.rrelu(x, 0.2, 0.2, True, generator=lib.Generator().manual_seed(3)),
+    lambda lib, x: lib.nn.functional.rrelu(x),
+    lambda lib, x: lib.nn.functional.rrelu_(x.clone(), training=True),
+    lambda lib, x: lib.rrelu_(x.clone(), 0.1, 0.4),
+])
+def test_rrelu_draws_torchs_numbers(call, dtype):
+    same(_seeded(lambda lib: call(lib, lib.tensor(RRELU_INPUT, dtype=getattr(lib, dtype)))))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("call, node", [
+    (lambda lib, x, t: lib.nn.functional.rrelu(x, 0.1, 0.3, t), "RreluWithNoiseBackward0"),
+    (lambda lib, x, t: lib.rrelu(x, 0.1, 0.3, t), "RreluWithNoiseBackward0"),
+    (lambda lib, x, t: lib.nn.functional.rrelu(x * 1, 0.1, 0.3, t, True),
+     "RreluWithNoiseBackward1"),
+    (lambda lib, x, t: lib.nn.RReLU(0.1, 0.3).train(t)(x), "RreluWithNoiseBackward0"),
+])
+def test_rrelu_nodes_and_gradients(call, node, training):
+    def program(lib):
+        lib.manual_seed(4)
+        x = lib.tensor(RRELU_INPUT, dtype=lib.float64, requires_grad=True)
+        y = call(lib, x, training)
+        (y * lib.arange(12.0, dtype=lib.float64).reshape(3, 4)).sum().backward()
+        return y.grad_fn.name(), repr(values([y, x.grad]))
+
+    assert same(program)[0][1][0] == node
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_rrelu_with_noise_ops_against_torchs(training):
+    def program(lib):
+        lib.manual_seed(6)
+        x = lib.tensor(RRELU_INPUT, requires_grad=True)
+        noise, kept = lib.full((3, 4), 7.0), lib.full((3, 4), 7.0)
+        y = _aten(lib, "rrelu_with_noise")(x, noise, 0.1, 0.3, training)
+        z, noise_out = _aten(lib, "rrelu_with_noise_functional")(x, kept, 0.1, 0.3, training)
+        w = _aten(lib, "rrelu_with_noise_")(x * 1, lib.zeros(3, 4), 0.1, 0.3, training)
+        grads = lib.autograd.grad((y.sum(), z.sum(), w.sum()), x)
+        return ([t.grad_fn.name() for t in (y, z, w)], noise_out.grad_fn,
+                repr(values([y, noise, z, kept, noise_out, w, grads])))
+
+    same(program)
+
+
+@pytest.mark.parametrize("training, self_is_result", [(True, False), (False, False),
+                                                      (False, True)])
+def test_rrelu_with_noise_backward_and_its_double_backward(training, self_is_result):
+    def program(lib):
+        grad = lib.tensor(RRELU_INPUT, dtype=lib.float64, requires_grad=True).flip(0)
+        x = lib.tensor(RRELU_INPUT, dtype=lib.float64, requires_grad=True)
+        noise = lib.linspace(0.1, 0.4, 12, dtype=lib.float64).reshape(3, 4)
+        y = _aten(lib, "rrelu_with_noise_backward")(grad, x, noise, 0.1, 0.4, training,
+                                                     self_is_result)
+        first = lib.autograd.grad(y.pow(2).sum(), (grad, x), create_graph=True)
+        return y.grad_fn.name(), repr(values([y, *first]))
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.rrelu(lib.ones(3), 0.3, 0.1, True),
+    lambda lib: lib.nn.functional.rrelu(lib.ones(3), 0.3, 0.1),
+    lambda lib: lib.nn.functional.rrelu(lib.ones(3, dtype=lib.int64), training=True),
+    lambda lib: lib.nn.functional.rrelu(-lib.ones(3, dtype=lib.bool)),
+    lambda lib: _aten(lib, "rrelu_with_noise")(lib.ones(4), lib.empty(3), 0.1, 0.3, True),
+    lambda lib: _aten(lib, "rrelu_with_noise")(lib.ones(4), lib.empty(3), 0.1, 0.3, False),
+    lambda lib: _aten(lib, "rrelu_with_noise")(lib.ones(4), lib.empty(4, dtype=lib.float64),
+                                              0.1, 0.3, True),
+    lambda lib: _aten(lib, "rrelu_with_noise")(-lib.ones(4), lib.empty(4), 0.3, 0.1, True),
+    lambda lib: lib.rrelu(lib.ones(3), generator=2),
+    lambda lib: lib.nn.functional.rrelu_(lib.ones(3, requires_grad=True), training=True),
+])
+def test_rrelu_errors(call):
+    same(lambda lib: repr(values(call(lib))))
