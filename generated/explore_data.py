@@ -7379,4 +7379,17 @@ NODES = {
             "training": "value",
         },
     },
+    "FusedDropoutBackward0": {
+        "entry": "_fused_dropout",
+        "schema": "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fused_dropout_backward(grad, result1, p)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result1": "output",
+            "p": "value",
+        },
+    },
 }

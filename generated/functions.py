@@ -507,6 +507,7 @@ __all__ = [
     "RreluWithNoiseBackward1",
     "RreluWithNoiseFunctionalBackward0",
     "RreluWithNoiseBackwardBackward0",
+    "FusedDropoutBackward0",
 ]
 
 
@@ -15891,4 +15892,32 @@ class RreluWithNoiseBackwardBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class FusedDropoutBackward0(Node):
+    """_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_dropout
+    self: fused_dropout_backward(grad, result1, p)
+    """
+
+    __slots__ = ("result1_", "_saved_p")
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        result1 = ops.unpack(self.result1_, self)
+        p = self._saved_p
+        grad_inputs = [None]
+        # self: fused_dropout_backward(grad, result1, p)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.fused_dropout_backward(ops, grad, result1, p)
         return grad_inputs

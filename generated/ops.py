@@ -149,6 +149,7 @@ from generated.functions import (
     FractionalMaxPool3DBackward0,
     FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
+    FusedDropoutBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -535,6 +536,7 @@ __all__ = [
     "_fft_c2c",
     "_fft_c2r",
     "_fft_r2c",
+    "_fused_dropout",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
     "_grid_sampler_taps",
@@ -18960,6 +18962,29 @@ def rrelu_with_noise_backward(grad_output=MISSING, self_=MISSING, noise=MISSING,
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def _fused_dropout(self_=MISSING, p=MISSING, generator=None, *extra, **kwargs):
+    """_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_dropout
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fused_dropout, (self_, p, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p, generator = _arguments.bind(OVERLOADS["_fused_dropout"], (self_, p, generator,), kwargs, extra)
+    result0, result1 = map(recording.wrap, kernels._fused_dropout(self_._data, p, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FusedDropoutBackward0((gradient_edge(self_),))
+        grad_fn._saved_p = p
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_fused_dropout")
+    return (result0, result1)
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21966,6 +21991,11 @@ OVERLOADS = {
         Param("training", "bool"),
         Param("self_is_result", "bool"),
     )),
+    "_fused_dropout": Overload(_fused_dropout, kernels._fused_dropout, "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("generator", "Generator?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23487,6 +23517,9 @@ BY_NAME = {
     ),
     "rrelu_with_noise_backward": (
         OVERLOADS["rrelu_with_noise_backward"],
+    ),
+    "_fused_dropout": (
+        OVERLOADS["_fused_dropout"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1766,4 +1766,7 @@ FORMULAS = {
         0: "grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
         1: "self: zeros_like(grad)",
     },
+    "FusedDropoutBackward0": {
+        0: "self: fused_dropout_backward(grad, result1, p)",
+    },
 }

@@ -9759,6 +9759,23 @@ def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training,
 
 
 @silent
+def _fused_dropout(self, p, generator=None):
+    """Dropout keeping each element with probability p (torch's CUDA op; on a CPU, torch's
+    decomposition of it): a uniform per element in self's memory order, kept where below p,
+    the kept scaled by 1/p, in float32 for the 2-byte dtypes; the mask is uint8."""
+    compute = np.dtype(np.float32) if self.dtype.itemsize == 2 and self.dtype.kind in "fV" \
+        else self.dtype
+    _check_uniform_bounds(np.empty(0, compute), 0.0, 1.0)
+    mask = np.empty(self.shape, np.uint8)
+    if self.size:
+        drawn = sampling.uniform(_drawing(generator, "_fused_dropout"), self.size, compute)
+        mask = (sampling.place(drawn, self, compute) < p).astype(np.uint8)
+    scale = np.divide(compute.type(1.0), np.asarray(p, compute), dtype=compute)
+    kept = np.multiply(mask.astype(compute), self.astype(compute), dtype=compute)
+    return np.multiply(kept, scale, dtype=compute).astype(self.dtype), mask
+
+
+@silent
 def multinomial(self, num_samples, replacement=False, generator=None):
     """Category indices (int64) drawn from each row of probabilities (or weights) `self`,
     as torch's CPU kernel draws them."""

@@ -5,7 +5,9 @@ numbers bit for bit, torch's nodes and gradients, torch's errors."""
 from __future__ import annotations
 
 import pytest
+import torch
 
+import runtime
 from tests.oracle import same, same_outcome, values
 
 
@@ -305,8 +307,6 @@ def test_poisson_and_gamma_errors(call):
 
 def _aten(lib, name):
     """torch's internal op `name` (torch.ops.aten's), or gradgen's of that name."""
-    import torch
-
     return getattr(torch.ops.aten, name) if lib is torch else getattr(lib, name)
 
 
@@ -391,4 +391,55 @@ def test_rrelu_with_noise_backward_and_its_double_backward(training, self_is_res
     lambda lib: lib.nn.functional.rrelu_(lib.ones(3, requires_grad=True), training=True),
 ])
 def test_rrelu_errors(call):
+    same(lambda lib: repr(values(call(lib))))
+
+
+# -- _fused_dropout ------------------------------------------------------------------------------
+
+def _fused_dropout(lib):
+    """torch._fused_dropout: torch has only a CUDA kernel, and on the CPU the decomposition
+    its compiler uses (torch._decomp), which gradgen's kernel follows."""
+    from torch._decomp import decomposition_table
+
+    if lib is torch:
+        return decomposition_table[torch.ops.aten._fused_dropout.default]
+    return lib._fused_dropout
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("make, p", [
+    (lambda lib, d: lib.arange(20.0, dtype=d).reshape(4, 5), 0.7),
+    (lambda lib, d: lib.arange(20.0, dtype=d).reshape(4, 5).t(), 0.3),
+    (lambda lib, d: lib.ones(3, 17, dtype=d), 0.5),
+    (lambda lib, d: lib.ones(6, dtype=d), 1.0),
+    (lambda lib, d: lib.ones(6, dtype=d), 0.0),
+    (lambda lib, d: lib.ones(0, dtype=d), 0.5),
+])
+def test_fused_dropout_draws_as_torchs_decomposition(make, p, dtype):
+    same(_seeded(lambda lib: list(_fused_dropout(lib)(make(lib, getattr(lib, dtype)), p))))
+
+
+def test_fused_dropout_node_and_gradient():
+    def program(lib):
+        lib.manual_seed(9)
+        x = lib.arange(12.0).reshape(3, 4).requires_grad_()
+        out, mask = lib._fused_dropout(x, 0.6)
+        out.backward(lib.arange(12.0).reshape(3, 4))
+        return out.grad_fn.name(), mask.requires_grad, repr(values([out, mask, x.grad]))
+
+    name, mask_requires_grad, drawn = program(runtime)
+    assert name == "FusedDropoutBackward0" and not mask_requires_grad
+    torch.manual_seed(9)
+    x = torch.arange(12.0).reshape(3, 4)
+    out, mask = _fused_dropout(torch)(x, 0.6)
+    # torch's formula: grad * (mask.type_as(grad) * (1. / p))
+    grad = torch.arange(12.0).reshape(3, 4) * (mask.float() * (1.0 / 0.6))
+    assert drawn == repr(values([out, mask, grad]))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: _fused_dropout(lib)(lib.arange(4), 0.5),
+    lambda lib: _fused_dropout(lib)(lib.tensor([True]), 0.5),
+])
+def test_fused_dropout_errors(call):
     same(lambda lib: repr(values(call(lib))))
