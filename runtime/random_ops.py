@@ -4,10 +4,11 @@ Tensor.uniform_, normal_, bernoulli_, exponential_, random_.
 
 runtime.sampling draws the numbers in the order torch's kernels write a tensor's memory;
 this module checks arguments as torch does and puts the numbers in place. Tensor's
-uniform_, normal_, bernoulli_ and exponential_ are the spec's ops (their kernels in
-runtime/kernels.py), which record torch's nodes (UniformBackward0, ...); the functions of
-those names here, for callers of this module, and random_ write through copy_, so a tensor
-with history gets CopyBackwards (no gradient reaches the old values either way).
+uniform_, normal_, bernoulli_, exponential_ and random_, torch.multinomial and torch.normal
+with tensor arguments are the spec's ops (their kernels in runtime/kernels.py), which record
+torch's nodes (UniformBackward0, ...); the functions of those names here, for callers of
+this module, write through copy_, so a tensor with history gets CopyBackwards (no gradient
+reaches the old values either way).
 """
 
 from __future__ import annotations
