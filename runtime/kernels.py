@@ -9623,38 +9623,47 @@ def _update_inplace(result: np.ndarray, ufunc: Any, other: np.ndarray) -> None:
     ufunc(result, other, out=result, dtype=dtype, casting="unsafe")
 
 
+def check_normal_std(std) -> None:
+    """torch.normal's check of std, a number or a tensor, made before anything else."""
+    if isinstance(std, np.ndarray):
+        _check_std_tensor(std)
+    elif not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number_text(std)}")
+
+
 @silent
+def normal_into(result, mean, std, generator=None):
+    """torch.normal's draws into a fresh `result` (its shape and dtype decided by the caller,
+    std checked): N(0, std) draws plus mean (a number std), or N(0, 1) draws times std plus
+    mean (a tensor std), each update in place in result's dtype. Returns result."""
+    if isinstance(std, np.ndarray):
+        _standard_normal_into(result, generator)
+        _update_inplace(result, np.multiply, std)
+    else:
+        _standard_normal_into(result, generator, std)
+    _update_inplace(result, np.add, mean if isinstance(mean, np.ndarray)
+                    else np.array(mean, result.dtype))
+    return result
+
+
 def normal_Tensor_float(mean, std=1.0, generator=None):
     """N(mean, std²) of mean's shape and dtype: normal_(0, std) draws plus mean."""
-    if not std >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number_text(std)}")
-    result = np.empty(mean.shape, mean.dtype)
-    _standard_normal_into(result, generator, std)
-    _update_inplace(result, np.add, mean)
-    return result
+    check_normal_std(std)
+    return normal_into(np.empty(mean.shape, mean.dtype), mean, std, generator)
 
 
-@silent
 def normal_float_Tensor(mean, std, generator=None):
     """N(mean, std²) of std's shape and dtype: N(0, 1) draws times std, plus mean."""
-    _check_std_tensor(std)
-    result = np.empty(std.shape, std.dtype)
-    _standard_normal_into(result, generator)
-    _update_inplace(result, np.multiply, std)
-    _update_inplace(result, np.add, np.array(mean, result.dtype))
-    return result
+    check_normal_std(std)
+    return normal_into(np.empty(std.shape, std.dtype), mean, std, generator)
 
 
-@silent
 def normal_Tensor_Tensor(mean, std, generator=None):
     """N(mean, std²), mean and std broadcast, in mean's dtype: N(0, 1) draws times std, plus
     mean."""
-    _check_std_tensor(std)
-    result = np.empty(broadcast_shapes(mean.shape, std.shape), mean.dtype)
-    _standard_normal_into(result, generator)
-    _update_inplace(result, np.multiply, std)
-    _update_inplace(result, np.add, mean)
-    return result
+    check_normal_std(std)
+    return normal_into(np.empty(broadcast_shapes(mean.shape, std.shape), mean.dtype), mean, std,
+                       generator)
 
 
 @silent

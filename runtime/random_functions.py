@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from generated import ops
 from generated.signatures import SIGNATURES
-from runtime import factories, random_ops
+from runtime import factories, kernels, random_ops
 from runtime import modes as _modes
 from runtime import out as _out
+from runtime._tensor import Tensor
 from runtime.arguments import Parser
 
 __all__ = ["normal"]
@@ -36,12 +39,27 @@ def normal(*args: Any, **options: Any) -> Any:
     generator, out = bound.get("generator"), bound.get("out")
     if index == len(_NORMAL_OPS):
         return _normal_sized(bound, generator, out)
-    op = _NORMAL_OPS[index]
     mean, std = bound["mean"], bound.get("std", 1.0)
     if out is not None:
-        # (out's values are drawn in the result's dtype, then written into out)
-        return _out.call("normal", op, (mean, std), {"generator": generator}, out)
-    return op(mean, std, generator=generator)
+        return _out.call("normal", _normal_out_values(index, out), (mean, std),
+                         {"generator": generator}, out)
+    return _NORMAL_OPS[index](mean, std, generator=generator)
+
+
+def _normal_out_values(index: int, out: Any) -> Any:
+    """The function that draws normal(mean, std, out=out)'s values, as torch's out= kernels
+    do: in out's dtype, of the broadcast of mean's and std's shapes, or for a tensor mean and
+    a number std, of mean's shape broadcast with out's own."""
+    def draw(mean: Any, std: Any, generator: Any = None) -> Tensor:
+        mean_data = mean._data if isinstance(mean, Tensor) else mean
+        std_data = std._data if isinstance(std, Tensor) else std
+        kernels.check_normal_std(std_data)
+        shapes = [value.shape for value in (mean_data, std_data) if isinstance(value, np.ndarray)]
+        shapes += [out.shape] if index == 1 else []
+        shape = kernels.broadcast_shapes(*shapes) if len(shapes) == 2 else shapes[0]
+        result = np.empty(shape, out._data.dtype)
+        return Tensor._make(kernels.normal_into(result, mean_data, std_data, generator), None)
+    return draw
 
 
 def _normal_sized(bound: dict, generator: Any, out: Any) -> Any:

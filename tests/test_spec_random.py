@@ -46,6 +46,11 @@ def _seeded(call):
     lambda lib: lib.normal(2.0, 3.0, size=(4,), dtype=lib.float64),
     lambda lib: lib.normal(lib.zeros(3), 1.0, generator=lib.Generator().manual_seed(3)),
     lambda lib: lib.normal(lib.zeros(3), 1.0, out=lib.empty(3)),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, out=lib.empty(3, dtype=lib.float64)),
+    lambda lib: lib.normal(lib.zeros(3, dtype=lib.float64), 2.0, out=lib.empty(2, 3)),
+    lambda lib: lib.normal(lib.zeros(3, dtype=lib.float64), lib.ones(3), out=lib.empty(3)),
+    lambda lib: lib.normal(1.0, lib.ones(3), out=lib.empty(2)),
+    lambda lib: lib.normal(lib.zeros(2, 1), lib.ones(3), out=lib.empty(0, dtype=lib.float64)),
     lambda lib: lib.normal(0.0, 1.0, (2,), out=lib.empty(2, dtype=lib.float64)),
 ])
 def test_normal_draws_torchs_numbers(call):
@@ -98,6 +103,10 @@ def test_normal_forward_mode_gives_zero_tangents():
     lambda lib: lib.normal(std=lib.ones(3)),
     lambda lib: lib.normal(1.0, 2.0),
     lambda lib: lib.normal(lib.zeros(2, requires_grad=True), 1.0, out=lib.empty(2)),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, out=lib.empty(0)),
+    lambda lib: lib.normal(lib.zeros(3), -1.0, out=lib.empty(0)),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, out=lib.empty(3, dtype=lib.int64)),
+    lambda lib: lib.normal(lib.zeros(3), 1.0, out=3),
 ])
 def test_normal_errors(call):
     same(lambda lib: repr(values(call(lib))))
