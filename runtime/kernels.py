@@ -9670,9 +9670,13 @@ def normal_Tensor_Tensor(mean, std, generator=None):
 def poisson(self, generator=None):
     """Poisson samples of rates `self`, element by element in C order (as torch draws)."""
     _floats_for_random(self, "poisson_cpu")
-    if self.size and not np.all(self >= 0):
+    generator = _drawing(generator, "poisson")
+    invalid = ~(self >= 0)
+    if invalid.any():  # torch's kernel draws for the rates before the first invalid one
+        first = int(np.argmax(invalid.reshape(-1)))
+        sampling_serial.poisson(generator, self.reshape(-1)[:first])
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return sampling_serial.poisson(_drawing(generator, "poisson"), self)
+    return sampling_serial.poisson(generator, self)
 
 
 @silent

@@ -243,6 +243,23 @@ def test_poisson_and_gamma_draw_torchs_numbers(call):
     same(_seeded(call))
 
 
+@pytest.mark.parametrize("rates", [[1.0, 2.0, -1.0, 3.0], [[1.0, -2.0], [3.0, 4.0]],
+                                   [float("nan"), 1.0]])
+def test_poisson_draws_up_to_an_invalid_rate(rates):
+    """torch's kernel checks each rate as it draws: the rates before the first invalid one
+    (in the tensor's logical order) take their words from the stream."""
+    def program(lib):
+        lib.manual_seed(0)
+        x = lib.tensor(rates)
+        try:
+            lib.poisson(x.t() if x.ndim == 2 else x)
+        except RuntimeError as error:
+            return str(error), repr(values(lib.rand(2)))
+        return None
+
+    assert same(program)[0][1] is not None
+
+
 def test_poisson_node_and_zero_gradient():
     def program(lib):
         rates = lib.tensor([0.5, 4.0, 30.0], requires_grad=True)
