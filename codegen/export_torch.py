@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import keyword
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from codegen import render
 from codegen.formula import CORE_TENSOR_METHODS, local_name
 from codegen.load import load_spec
 from codegen.model import OpInfo, SpecError
+from codegen.schema import FunctionSchema
 from codegen.verify import UnknownOp, select
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +108,15 @@ def runs_formula(info: OpInfo, aten: set[str] | None) -> bool:
     return info.forward_formula is not None and aten is not None and info.name not in aten
 
 
+def _aten_op(schema: FunctionSchema) -> str:
+    """torch's OpOverload of the schema: `torch.ops.aten.<base>.<overload>`, or through
+    getattr for an overload named by a Python keyword (random_.from)."""
+    overload = schema.overload or "default"
+    if keyword.iskeyword(overload):
+        return f"getattr(torch.ops.aten.{schema.base}, {overload!r})"
+    return f"torch.ops.aten.{schema.base}.{overload}"
+
+
 def _forward_call(info: OpInfo, formula: bool = False) -> str:
     """torch's op of the same schema, on the forward's parameters; or, for an op torch
     lacks, its `forward:` formula (its code calls through `ops`, bound to torch)."""
@@ -114,7 +125,7 @@ def _forward_call(info: OpInfo, formula: bool = False) -> str:
     schema = info.schema
     args = [local_name(a.name) if not a.kwarg_only else f"{a.name}={local_name(a.name)}"
             for a in schema.arguments]
-    return f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}({', '.join(args)})"
+    return f"{_aten_op(schema)}({', '.join(args)})"
 
 
 def _outputs(info: OpInfo) -> list[str]:
@@ -223,7 +234,7 @@ def _auto_linear(info: OpInfo) -> str:
         value = f"{a.name}_t" if a.name in tangent_of else \
             f"{a.name}_p" if a.type.is_tensor_like else local_name(a.name)
         args.append(f"{a.name}={value}" if a.kwarg_only else value)
-    return f"torch.ops.aten.{schema.base}.{schema.overload or 'default'}({', '.join(args)})"
+    return f"{_aten_op(schema)}({', '.join(args)})"
 
 
 def _jvp(info: OpInfo, formula: bool = False) -> list[str] | None:

@@ -154,6 +154,13 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
         f"randint_like(Tensor input, SymInt low, SymInt high, *, {_LIKE_OPTIONS})",
         f"randint_like(Tensor input, Tensor high, *, {_LIKE_OPTIONS})",
         f"randint_like(Tensor input, SymInt high, *, {_LIKE_OPTIONS})"),
+    # torch.normal: its three tensor overloads are the spec's ops (normal.Tensor_Tensor, ...)
+    "normal": ("normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor? out=None)",
+               "normal(Tensor mean, float std=1, *, Generator? generator=None, "
+               "Tensor? out=None)",
+               "normal(float mean, Tensor std, *, Generator? generator=None, Tensor? out=None)",
+               f"normal(float mean, float std, int[] size, *, Generator? generator=None, "
+               f"{_OPTIONS})"),
 }
 
 

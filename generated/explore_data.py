@@ -7390,4 +7390,196 @@ NODES = {
         "saved": {
         },
     },
+    "NormalBackward1": {
+        "entry": "normal.Tensor_float",
+        "schema": "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("mean", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(mean_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "NormalBackward2": {
+        "entry": "normal.float_Tensor",
+        "schema": "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("std", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(std_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "NormalBackward3": {
+        "entry": "normal.Tensor_Tensor",
+        "schema": "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("mean", "zeros_like(mean)"),
+            ("std", "zeros_like(std)"),
+        ),
+        "result": (
+            ("result", "zeros_like(mean_t)", ""),
+        ),
+        "saved": {
+            "mean": "tensor",
+            "std": "tensor",
+        },
+    },
+    "RandomBackward0": {
+        "entry": "random_.from",
+        "schema": "random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "RandomBackward1": {
+        "entry": "random_.to",
+        "schema": "random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "RandomBackward2": {
+        "entry": "random_",
+        "schema": "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "PoissonBackward0": {
+        "entry": "poisson",
+        "schema": "poisson(Tensor self, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "StandardGammaBackward0": {
+        "entry": "_standard_gamma",
+        "schema": "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "grad * _standard_gamma_grad(self, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "StandardGammaGradBackward0": {
+        "entry": "_standard_gamma_grad",
+        "schema": "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"_standard_gamma_grad\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "RreluWithNoiseBackward0": {
+        "entry": "rrelu_with_noise",
+        "schema": "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "rrelu_with_noise_backward(self_t, self_p, noise_p, lower, upper, training, False)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseBackward1": {
+        "entry": "rrelu_with_noise_",
+        "schema": "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseFunctionalBackward0": {
+        "entry": "rrelu_with_noise_functional",
+        "schema": "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "RreluWithNoiseBackwardBackward0": {
+        "entry": "rrelu_with_noise_backward",
+        "schema": "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor",
+        "formulas": (
+            ("grad_output", "rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"),
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "noise": "tensor",
+            "lower": "value",
+            "upper": "value",
+            "training": "value",
+        },
+    },
+    "FusedDropoutBackward0": {
+        "entry": "_fused_dropout",
+        "schema": "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fused_dropout_backward(grad, result1, p)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result1": "output",
+            "p": "value",
+        },
+    },
 }

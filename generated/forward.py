@@ -479,6 +479,15 @@ __all__ = [
     "as_strided_",
     "chunk",
     "_embedding_bag",
+    "normal_Tensor_float",
+    "normal_float_Tensor",
+    "normal_Tensor_Tensor",
+    "random__from",
+    "random__to",
+    "random__default",
+    "poisson",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
 ]
 
 
@@ -4902,3 +4911,84 @@ def _embedding_bag(weight_p, weight_t, indices_p, offsets_p, scale_grad_by_freq,
     """
     result0_t = manual.embedding_bag_jvp(ops, weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
     return result0_t, None, None, None
+
+
+def normal_Tensor_float(mean_p, mean_t, std, generator, result):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    result: auto_element_wise, from mean: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, mean_t)
+
+
+def normal_float_Tensor(mean, std_p, std_t, generator, result):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    result: auto_element_wise, from std: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, std_t)
+
+
+def normal_Tensor_Tensor(mean_p, mean_t, std_p, std_t, generator, result):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    result: zeros_like(mean_t)
+    """
+    return manual.zeros_like(ops, mean_t)
+
+
+def random__from(self_p, self_t, low, to, generator, result):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def random__to(self_p, self_t, to, generator, result):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def random__default(self_p, self_t, generator, result):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def poisson(self_p, self_t, generator, result):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def rrelu_with_noise(self_p, self_t, noise_p, lower, upper, training, generator, result):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    result: auto_element_wise, from self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+    return ops.rrelu_with_noise_backward(self_t, self_p, noise_p, lower, upper, training, False)
+
+
+def rrelu_with_noise_backward(grad_output_p, grad_output_t, self_p, self_t, noise_p, lower, upper, training, self_is_result, result):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    result: rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)
+    """
+    return ops.rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)

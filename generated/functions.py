@@ -506,6 +506,20 @@ __all__ = [
     "EmbeddingBagBackward0",
     "EmbeddingBagBackwardBackward0",
     "EmbeddingBagDenseBackwardBackward0",
+    "NormalBackward1",
+    "NormalBackward2",
+    "NormalBackward3",
+    "RandomBackward0",
+    "RandomBackward1",
+    "RandomBackward2",
+    "PoissonBackward0",
+    "StandardGammaBackward0",
+    "StandardGammaGradBackward0",
+    "RreluWithNoiseBackward0",
+    "RreluWithNoiseBackward1",
+    "RreluWithNoiseFunctionalBackward0",
+    "RreluWithNoiseBackwardBackward0",
+    "FusedDropoutBackward0",
 ]
 
 
@@ -15929,4 +15943,387 @@ class EmbeddingBagDenseBackwardBackward0(Node):
         # per_sample_weights: not_implemented("_embedding_bag_dense_backward")
         if self.should_compute_output(1):
             raise NotImplementedError("the derivative for '_embedding_bag_dense_backward' is not implemented.")
+        return grad_inputs
+
+
+class NormalBackward1(Node):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    mean: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # mean: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NormalBackward2(Node):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    std: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # std: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NormalBackward3(Node):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    mean: zeros_like(mean)
+    std: zeros_like(std)
+    """
+
+    __slots__ = ("mean_", "std_")
+
+    @property
+    def _saved_mean(self):
+        return self.mean_.unpack()
+
+    @property
+    def _saved_std(self):
+        return self.std_.unpack()
+
+    def release_variables(self):
+        self.mean_.reset_data()
+        self.std_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        mean = ops.unpack(self.mean_, self)
+        std = ops.unpack(self.std_, self)
+        grad_inputs = [None, None]
+        # mean: zeros_like(mean)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, mean)
+        # std: zeros_like(std)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, std)
+        return grad_inputs
+
+
+class RandomBackward0(Node):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RandomBackward1(Node):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class RandomBackward2(Node):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class StandardGammaBackward0(Node):
+    """_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma
+    self: grad * _standard_gamma_grad(self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * _standard_gamma_grad(self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops._standard_gamma_grad(self_, result)
+        return grad_inputs
+
+
+class StandardGammaGradBackward0(Node):
+    """_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma_grad
+    self: not_implemented("_standard_gamma_grad")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("_standard_gamma_grad")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+        return grad_inputs
+
+
+class RreluWithNoiseBackward0(Node):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        return grad_inputs
+
+
+class RreluWithNoiseBackward1(Node):
+    """rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry rrelu_with_noise_
+    self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+    """
+
+    __slots__ = ("result_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        return grad_inputs
+
+
+class RreluWithNoiseFunctionalBackward0(Node):
+    """rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry rrelu_with_noise_functional
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None]
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        return grad_inputs
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_", "noise_", "_saved_lower", "_saved_upper", "_saved_training")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_noise(self):
+        return self.noise_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.noise_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        noise = ops.unpack(self.noise_, self)
+        lower = self._saved_lower
+        upper = self._saved_upper
+        training = self._saved_training
+        grad_inputs = [None, None]
+        # grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class FusedDropoutBackward0(Node):
+    """_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_dropout
+    self: fused_dropout_backward(grad, result1, p)
+    """
+
+    __slots__ = ("result1_", "_saved_p")
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        result1 = ops.unpack(self.result1_, self)
+        p = self._saved_p
+        grad_inputs = [None]
+        # self: fused_dropout_backward(grad, result1, p)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.fused_dropout_backward(ops, grad, result1, p)
         return grad_inputs

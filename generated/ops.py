@@ -156,6 +156,7 @@ from generated.functions import (
     FractionalMaxPool3DBackward0,
     FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
+    FusedDropoutBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -310,6 +311,9 @@ from generated.functions import (
     NllLossBackward0,
     NllLossBackwardBackward0,
     NormalBackward0,
+    NormalBackward1,
+    NormalBackward2,
+    NormalBackward3,
     NormBackward0,
     NormBackward1,
     NormBackward2,
@@ -321,6 +325,7 @@ from generated.functions import (
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
+    PoissonBackward0,
     PolarBackward0,
     PolygammaBackward0,
     PolygammaBackward1,
@@ -333,6 +338,9 @@ from generated.functions import (
     ProdBackward1,
     PutBackward0,
     Rad2DegBackward0,
+    RandomBackward0,
+    RandomBackward1,
+    RandomBackward2,
     ReciprocalBackward0,
     ReflectionPad1DBackward0,
     ReflectionPad1DBackwardBackward0,
@@ -357,6 +365,10 @@ from generated.functions import (
     Rot90Backward0,
     RoundBackward0,
     RoundBackward1,
+    RreluWithNoiseBackward0,
+    RreluWithNoiseBackward1,
+    RreluWithNoiseBackwardBackward0,
+    RreluWithNoiseFunctionalBackward0,
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
@@ -423,6 +435,8 @@ from generated.functions import (
     SqueezeBackward4,
     SqueezeBackward5,
     StackBackward0,
+    StandardGammaBackward0,
+    StandardGammaGradBackward0,
     StdBackward0,
     StdMeanBackward0,
     SubBackward0,
@@ -538,6 +552,7 @@ __all__ = [
     "_fft_c2c",
     "_fft_c2r",
     "_fft_r2c",
+    "_fused_dropout",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
     "_grid_sampler_taps",
@@ -568,6 +583,8 @@ __all__ = [
     "_slow_conv2d_forward",
     "_softmax",
     "_softmax_backward_data",
+    "_standard_gamma",
+    "_standard_gamma_grad",
     "_thnn_fused_gru_cell",
     "_thnn_fused_lstm_cell",
     "_to_copy",
@@ -833,6 +850,7 @@ __all__ = [
     "mul",
     "multi_margin_loss",
     "multilabel_margin_loss_forward",
+    "multinomial",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -856,11 +874,13 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "nonzero",
+    "normal",
     "one_hot",
     "ormqr",
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "poisson",
     "polar",
     "polygamma",
     "pow",
@@ -891,6 +911,10 @@ __all__ = [
     "rot90",
     "round",
     "round_",
+    "rrelu_with_noise",
+    "rrelu_with_noise_",
+    "rrelu_with_noise_backward",
+    "rrelu_with_noise_functional",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -18971,6 +18995,371 @@ def _embedding_bag_per_sample_weights_backward(grad_output=MISSING, weight=MISSI
     result = recording.wrap(kernels._embedding_bag_per_sample_weights_backward(grad_output._data, weight._data, indices._data, offsets._data, offset2bag._data, mode, padding_idx))
     return result
 
+
+def normal_Tensor_float(mean=MISSING, std=1, *extra, generator=None, **kwargs):
+    """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_float
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_Tensor_float, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, Tensor) or not isinstance(std, NUMBER) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.Tensor_float"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_Tensor_float(mean._data, std, generator))
+    if _grad_state.enabled and (isinstance(mean, Tensor) and (mean._requires_grad or mean.grad_fn is not None)):
+        grad_fn = NormalBackward1((gradient_edge(mean),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(mean):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_Tensor_float(mean, forward_grad.tangent(mean), std, generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def normal_float_Tensor(mean=MISSING, std=MISSING, *extra, generator=None, **kwargs):
+    """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.float_Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_float_Tensor, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, NUMBER) or not isinstance(std, Tensor) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.float_Tensor"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_float_Tensor(mean, std._data, generator))
+    if _grad_state.enabled and (isinstance(std, Tensor) and (std._requires_grad or std.grad_fn is not None)):
+        grad_fn = NormalBackward2((gradient_edge(std),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(std):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_float_Tensor(mean, std, forward_grad.tangent(std), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def normal_Tensor_Tensor(mean=MISSING, std=MISSING, *extra, generator=None, **kwargs):
+    """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry normal.Tensor_Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_Tensor_Tensor, (mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(mean, Tensor) or not isinstance(std, Tensor) or kwargs or extra:
+        mean, std, generator = _arguments.bind(OVERLOADS["normal.Tensor_Tensor"], (mean, std, generator,), kwargs, extra)
+    result = recording.wrap(kernels.normal_Tensor_Tensor(mean._data, std._data, generator))
+    if _grad_state.enabled and (isinstance(mean, Tensor) and (mean._requires_grad or mean.grad_fn is not None) or isinstance(std, Tensor) and (std._requires_grad or std.grad_fn is not None)):
+        grad_fn = NormalBackward3((gradient_edge(mean), gradient_edge(std)))
+        grad_fn.mean_ = SavedVariable(mean, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.std_ = SavedVariable(std, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(mean, std):
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_Tensor_Tensor(mean, forward_grad.tangent(mean), std, forward_grad.tangent(std), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def multinomial(self_=MISSING, num_samples=MISSING, replacement=False, *extra, generator=None, **kwargs):
+    """multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry multinomial
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multinomial, (self_, num_samples, replacement, *extra), {"generator": generator, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or num_samples is MISSING or kwargs or extra:
+        self_, num_samples, replacement, generator = _arguments.bind(OVERLOADS["multinomial"], (self_, num_samples, replacement, generator,), kwargs, extra)
+    result = recording.wrap(kernels.multinomial(self_._data, num_samples, replacement, generator))
+    return result
+
+
+def random__from(self_=MISSING, low=MISSING, to=MISSING, *extra, generator=None, **kwargs):
+    """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.from
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__from, (self_, low, to, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or low is MISSING or to is MISSING or kwargs or extra:
+        self_, low, to, generator = _arguments.bind(OVERLOADS["random_.from"], (self_, low, to, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random__from(self_._data, low, to, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__from(original_self, forward_grad.tangent(self_), low, to, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def random__to(self_=MISSING, to=MISSING, *extra, generator=None, **kwargs):
+    """random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_.to
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__to, (self_, to, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or to is MISSING or kwargs or extra:
+        self_, to, generator = _arguments.bind(OVERLOADS["random_.to"], (self_, to, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward1((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random__to(self_._data, to, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__to(original_self, forward_grad.tangent(self_), to, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def random__default(self_=MISSING, *extra, generator=None, **kwargs):
+    """random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry random_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random__default, (self_, *extra), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["random_"], (self_, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RandomBackward2((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.random_(self_._data, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.random__default(original_self, forward_grad.tangent(self_), generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def poisson(self_=MISSING, generator=None, *extra, **kwargs):
+    """poisson(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry poisson
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(poisson, (self_, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["poisson"], (self_, generator,), kwargs, extra)
+    result = recording.wrap(kernels.poisson(self_._data, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PoissonBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.poisson(self_, forward_grad.tangent(self_), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _standard_gamma(self_=MISSING, generator=None, *extra, **kwargs):
+    """_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma, (self_, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["_standard_gamma"], (self_, generator,), kwargs, extra)
+    result = recording.wrap(kernels._standard_gamma(self_._data, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = StandardGammaBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_standard_gamma")
+    return result
+
+
+def _standard_gamma_grad(self_=MISSING, output=MISSING, *extra, **kwargs):
+    """_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
+
+    derivatives.yaml, entry _standard_gamma_grad
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_standard_gamma_grad, (self_, output, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
+        self_, output = _arguments.bind(OVERLOADS["_standard_gamma_grad"], (self_, output,), kwargs, extra)
+    result = recording.wrap(kernels._standard_gamma_grad(self_._data, output._data))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = StandardGammaGradBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_standard_gamma_grad")
+    return result
+
+
+def rrelu_with_noise(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    result = recording.wrap(kernels.rrelu_with_noise(self_._data, noise._data, lower, upper, training, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rrelu_with_noise(self_, forward_grad.tangent(self_), noise, lower, upper, training, generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def rrelu_with_noise_(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry rrelu_with_noise_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise_"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = RreluWithNoiseBackward1((gradient_edge(self_),))
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("rrelu_with_noise_")
+    recording.write_inplace(self_, kernels.rrelu_with_noise_(self_._data, noise._data, lower, upper, training, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def rrelu_with_noise_functional(self_=MISSING, noise=MISSING, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *extra, **kwargs):
+    """rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry rrelu_with_noise_functional
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_functional, (self_, noise, lower, upper, training, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or kwargs or extra:
+        self_, noise, lower, upper, training, generator = _arguments.bind(OVERLOADS["rrelu_with_noise_functional"], (self_, noise, lower, upper, training, generator,), kwargs, extra)
+    result0, result1 = map(recording.wrap, kernels.rrelu_with_noise_functional(self_._data, noise._data, lower, upper, training, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseFunctionalBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("rrelu_with_noise_functional")
+    return (result0, result1)
+
+
+def rrelu_with_noise_backward(grad_output=MISSING, self_=MISSING, noise=MISSING, lower=MISSING, upper=MISSING, training=MISSING, self_is_result=MISSING, *extra, **kwargs):
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor
+
+    derivatives.yaml, entry rrelu_with_noise_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_with_noise_backward, (grad_output, self_, noise, lower, upper, training, self_is_result, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(noise, Tensor) or not isinstance(lower, NUMBER) or not isinstance(upper, NUMBER) or training is MISSING or self_is_result is MISSING or kwargs or extra:
+        grad_output, self_, noise, lower, upper, training, self_is_result = _arguments.bind(OVERLOADS["rrelu_with_noise_backward"], (grad_output, self_, noise, lower, upper, training, self_is_result,), kwargs, extra)
+    result = recording.wrap(kernels.rrelu_with_noise_backward(grad_output._data, self_._data, noise._data, lower, upper, training, self_is_result))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RreluWithNoiseBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn._saved_lower = lower
+        grad_fn._saved_upper = upper
+        grad_fn._saved_training = training
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.rrelu_with_noise_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), noise, lower, upper, training, self_is_result, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fused_dropout(self_=MISSING, p=MISSING, generator=None, *extra, **kwargs):
+    """_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_dropout
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fused_dropout, (self_, p, generator, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p, generator = _arguments.bind(OVERLOADS["_fused_dropout"], (self_, p, generator,), kwargs, extra)
+    result0, result1 = map(recording.wrap, kernels._fused_dropout(self_._data, p, generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FusedDropoutBackward0((gradient_edge(self_),))
+        grad_fn._saved_p = p
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_fused_dropout")
+    return (result0, result1)
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21992,6 +22381,92 @@ OVERLOADS = {
         Param("mode", "int"),
         Param("padding_idx", "int", has_default=True),
     )),
+    "normal.Tensor_float": Overload(normal_Tensor_float, kernels.normal_Tensor_float, "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "Tensor"),
+        Param("std", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "normal.float_Tensor": Overload(normal_float_Tensor, kernels.normal_float_Tensor, "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "float"),
+        Param("std", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "normal.Tensor_Tensor": Overload(normal_Tensor_Tensor, kernels.normal_Tensor_Tensor, "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", (
+        Param("mean", "Tensor"),
+        Param("std", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "multinomial": Overload(multinomial, kernels.multinomial, "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("num_samples", "int"),
+        Param("replacement", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "random_.from": Overload(random__from, kernels.random__from, "random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("low", "int"),
+        Param("to", "int?"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "random_.to": Overload(random__to, kernels.random__to, "random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("to", "int"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "random_": Overload(random__default, kernels.random_, "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "poisson": Overload(poisson, kernels.poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "_standard_gamma": Overload(_standard_gamma, kernels._standard_gamma, "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "_standard_gamma_grad": Overload(_standard_gamma_grad, kernels._standard_gamma_grad, "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output", "Tensor"),
+    )),
+    "rrelu_with_noise": Overload(rrelu_with_noise, kernels.rrelu_with_noise, "rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_": Overload(rrelu_with_noise_, kernels.rrelu_with_noise_, "rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_functional": Overload(rrelu_with_noise_functional, kernels.rrelu_with_noise_functional, "rrelu_with_noise_functional(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar", has_default=True),
+        Param("upper", "Scalar", has_default=True),
+        Param("training", "bool", has_default=True),
+        Param("generator", "Generator?", has_default=True),
+    )),
+    "rrelu_with_noise_backward": Overload(rrelu_with_noise_backward, kernels.rrelu_with_noise_backward, "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("noise", "Tensor"),
+        Param("lower", "Scalar"),
+        Param("upper", "Scalar"),
+        Param("training", "bool"),
+        Param("self_is_result", "bool"),
+    )),
+    "_fused_dropout": Overload(_fused_dropout, kernels._fused_dropout, "_fused_dropout(Tensor self, float p, Generator? generator=None) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("generator", "Generator?", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23510,6 +23985,43 @@ BY_NAME = {
     "_embedding_bag_per_sample_weights_backward": (
         OVERLOADS["_embedding_bag_per_sample_weights_backward"],
     ),
+    "normal": (
+        OVERLOADS["normal.Tensor_float"],
+        OVERLOADS["normal.float_Tensor"],
+        OVERLOADS["normal.Tensor_Tensor"],
+    ),
+    "multinomial": (
+        OVERLOADS["multinomial"],
+    ),
+    "random_": (
+        OVERLOADS["random_.from"],
+        OVERLOADS["random_.to"],
+        OVERLOADS["random_"],
+    ),
+    "poisson": (
+        OVERLOADS["poisson"],
+    ),
+    "_standard_gamma": (
+        OVERLOADS["_standard_gamma"],
+    ),
+    "_standard_gamma_grad": (
+        OVERLOADS["_standard_gamma_grad"],
+    ),
+    "rrelu_with_noise": (
+        OVERLOADS["rrelu_with_noise"],
+    ),
+    "rrelu_with_noise_": (
+        OVERLOADS["rrelu_with_noise_"],
+    ),
+    "rrelu_with_noise_functional": (
+        OVERLOADS["rrelu_with_noise_functional"],
+    ),
+    "rrelu_with_noise_backward": (
+        OVERLOADS["rrelu_with_noise_backward"],
+    ),
+    "_fused_dropout": (
+        OVERLOADS["_fused_dropout"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -24289,6 +24801,15 @@ def copysign(*args, **kwargs):
     return _arguments.call("copysign", BY_NAME["copysign"], args, kwargs)
 
 
+def normal(*args, **kwargs):
+    """Picks the overload of normal that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("normal", BY_NAME["normal"], args, kwargs)
+
+
 def eq_(*args, **kwargs):
     """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -24350,6 +24871,15 @@ def bernoulli_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("bernoulli_", BY_NAME["bernoulli_"], args, kwargs)
+
+
+def random_(*args, **kwargs):
+    """Picks the overload of random_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(random_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("random_", BY_NAME["random_"], args, kwargs)
 
 
 def div_(*args, **kwargs):

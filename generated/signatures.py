@@ -529,4 +529,36 @@ SIGNATURES = {
             Param("requires_grad", "bool?", has_default=True, keyword_only=True, default=False),
         )),
     ),
+    "normal": (
+        Signature("normal", (
+            Param("mean", "Tensor"),
+            Param("std", "Tensor"),
+            Param("generator", "Generator?", has_default=True, keyword_only=True),
+            Param("out", "Tensor?", has_default=True, keyword_only=True),
+        )),
+        Signature("normal", (
+            Param("mean", "Tensor"),
+            Param("std", "float", has_default=True, default=1),
+            Param("generator", "Generator?", has_default=True, keyword_only=True),
+            Param("out", "Tensor?", has_default=True, keyword_only=True),
+        )),
+        Signature("normal", (
+            Param("mean", "float"),
+            Param("std", "Tensor"),
+            Param("generator", "Generator?", has_default=True, keyword_only=True),
+            Param("out", "Tensor?", has_default=True, keyword_only=True),
+        )),
+        Signature("normal", (
+            Param("mean", "float"),
+            Param("std", "float"),
+            Param("size", "int[]"),
+            Param("generator", "Generator?", has_default=True, keyword_only=True),
+            Param("out", "Tensor?", has_default=True, keyword_only=True),
+            Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+            Param("layout", "Layout?", has_default=True, keyword_only=True),
+            Param("device", "Device?", has_default=True, keyword_only=True),
+            Param("pin_memory", "bool?", has_default=True, keyword_only=True, default=False),
+            Param("requires_grad", "bool?", has_default=True, keyword_only=True, default=False),
+        )),
+    ),
 }

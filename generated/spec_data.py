@@ -1768,4 +1768,48 @@ FORMULAS = {
         0: "grad_output: not_implemented(\"_embedding_bag_dense_backward\")",
         1: "per_sample_weights: not_implemented(\"_embedding_bag_dense_backward\")",
     },
+    "NormalBackward1": {
+        0: "mean: zeros_like(grad)",
+    },
+    "NormalBackward2": {
+        0: "std: zeros_like(grad)",
+    },
+    "NormalBackward3": {
+        0: "mean: zeros_like(mean)",
+        1: "std: zeros_like(std)",
+    },
+    "RandomBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "RandomBackward1": {
+        0: "self: zeros_like(grad)",
+    },
+    "RandomBackward2": {
+        0: "self: zeros_like(grad)",
+    },
+    "PoissonBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "StandardGammaBackward0": {
+        0: "self: grad * _standard_gamma_grad(self, result)",
+    },
+    "StandardGammaGradBackward0": {
+        0: "self: not_implemented(\"_standard_gamma_grad\")",
+    },
+    "RreluWithNoiseBackward0": {
+        0: "self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+    },
+    "RreluWithNoiseBackward1": {
+        0: "self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)",
+    },
+    "RreluWithNoiseFunctionalBackward0": {
+        0: "self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+    },
+    "RreluWithNoiseBackwardBackward0": {
+        0: "grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)",
+        1: "self: zeros_like(grad)",
+    },
+    "FusedDropoutBackward0": {
+        0: "self: fused_dropout_backward(grad, result1, p)",
+    },
 }

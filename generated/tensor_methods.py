@@ -1837,6 +1837,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "multilabel_margin_loss_forward")
             raise
 
+    def multinomial(self, num_samples=MISSING, replacement=False, *extra, generator=None, **kwargs):
+        """multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multinomial, (self, num_samples, replacement, *extra), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multinomial(self, num_samples, replacement, generator=generator) if not kwargs and not extra else ops.multinomial(self, num_samples, replacement, *extra, generator=generator, **_arguments.method_keywords("multinomial", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multinomial")
+            raise
+
     def mv(self, vec=MISSING, *extra, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2073,6 +2085,21 @@ class TensorMethods:
             return ops.rad2deg(self) if not extra else _arguments.no_arguments("rad2deg", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rad2deg")
+            raise
+
+    def random_(self, *args, **kwargs):
+        """random_.from(Tensor(a!) self, int low, int? to, *, Generator? generator=None) -> Tensor(a!)
+        random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+        random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.random_, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.random__default(self) if not args and not kwargs else ops.random_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "random_")
             raise
 
     def reciprocal(self, *extra):

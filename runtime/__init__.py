@@ -182,6 +182,7 @@ from runtime.random import (
     set_rng_state,
     thread_safe_generator,
 )
+from runtime.random_functions import *  # noqa: F403 - torch.normal over the spec's ops
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # torch.save / torch.load
 from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...

@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 from numpy import ndarray  # (on the hottest paths: a global, not np's attribute)
 
-from runtime import blas, cpu_math, sampling
+from runtime import blas, cpu_math, sampling, sampling_serial
 from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
@@ -9698,6 +9698,385 @@ def exponential_(self, lambd=1.0, generator=None):
         return self
     drawn = sampling.exponential(_drawing(generator, "exponential_"), self.size, lambd)
     return sampling.place(drawn, self, self.dtype)
+
+
+# -- torch.normal with tensor arguments, random_, poisson, _standard_gamma, rrelu (helper
+# random): torch's CPU kernels, drawing as they do ----------------------------------------------
+
+# random_'s C type names in messages
+_RANDOM_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+                   "bool": "bool", "uint8": "unsigned char", "int16": "short int",
+                   "int8": "signed char", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def random__from(self, low, to=None, generator=None):
+    """Integers in [low, to) (to None: up to the dtype's largest, or every int64 from
+    -2^63), in self's memory order (torch's `from` is `low`: a Python keyword)."""
+    drawn = random_values(self.dtype, self.size, (low, to), _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random__to(self, to, generator=None):
+    """Integers in [0, to)."""
+    drawn = random_values(self.dtype, self.size, (0, to), _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random_(self, generator=None):
+    """Integers in [0, 2^mantissa] for a float dtype, [0, its largest] for an integer one."""
+    drawn = random_values(self.dtype, self.size, None, _drawing(generator, "random_"))
+    return self if drawn is None else sampling.place(drawn, self, self.dtype)
+
+
+def random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | None,
+                   generator: Any) -> np.ndarray | None:
+    """random_'s draws for `count` elements of `dtype` (None when there are none), its
+    bounds checked first."""
+    if bounds is None:
+        return sampling.random_default(generator, count, dtype) if count else None
+    low, high = bounds
+    span, low = _random_span(dtype, int(low), None if high is None else int(high))
+    if count == 0:
+        return None
+    if span is None:  # every int64
+        _check_full_range(dtype)
+        return sampling.random_full_range(generator, count)
+    return sampling.random_from_to(generator, count, span, low)
+
+
+def _check_full_range(dtype: np.dtype) -> None:
+    kernel = "random_full_64_bits_range_kernel_cpu"
+    if dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dtype not in (np.int64, np.float32, np.float64):
+        raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
+
+
+def _round_int(value: int, digits: int) -> int:
+    """`value` rounded to `digits` significant bits, ties to even (an int64-to-float cast)."""
+    magnitude = builtins.abs(value)
+    shift = magnitude.bit_length() - digits
+    if shift <= 0:
+        return value
+    quotient, remainder = divmod(magnitude, 1 << shift)
+    half = 1 << (shift - 1)
+    if remainder > half or (remainder == half and quotient & 1):
+        quotient += 1
+    return (quotient << shift) * (1 if value >= 0 else -1)
+
+
+def _highest_bit(value: int) -> int:
+    return builtins.max(builtins.abs(value).bit_length() - 1, 0)
+
+
+def _update_from(low: int, digits: int) -> int:
+    """The least `low` that casting to the float dtype cannot move below itself."""
+    cast = _round_int(low + 1, digits)
+    if cast < low:
+        low = cast + (1 << (_highest_bit(low + 1) - digits + 1))
+    return low
+
+
+def _update_to(high: int, digits: int) -> int:
+    """The greatest `high` that casting to the float dtype cannot move above itself."""
+    cast = _round_int(high - 1, digits)
+    if cast >= high:
+        high = cast - (1 << (_highest_bit(high - 1) - digits + 1))
+    return high
+
+
+def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
+    c_type = _RANDOM_C_TYPES[dtype.name]
+    if dtype.kind in "fV":
+        info = np.finfo(dtype)
+        lowest, highest, digits = float(info.min), float(info.max), info.nmant + 1
+    else:
+        info = np.iinfo(dtype) if dtype != np.bool_ else None
+        lowest, highest = (0, 1) if info is None else (int(info.min), int(info.max))
+        digits = None
+    for name, value in (("from", low), ("to - 1", high_inclusive)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {c_type}")
+    if digits is not None:
+        for name, value in (("from", low), ("to - 1", high_inclusive)):
+            if not -(1 << digits) <= value <= 1 << digits:
+                warn_at_caller(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {c_type} can support discrete uniform distribution only "
+                    "within this range. This warning will become an error in version 1.7 "
+                    "release, please fix the code in advance", UserWarning)
+
+
+def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:
+    """(span, low) of random_(low, high) on `dtype`, checked as torch checks them; span None
+    means all 2^64 int64 values."""
+    is_float = dtype.kind in "fV"
+    digits = np.finfo(dtype).nmant + 1 if is_float else None
+    if high is not None:
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        if is_float:
+            low, high = _update_from(low, digits), _update_to(high, digits)
+            if not low < high:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                    f"dtype, but got from={low} >= to={high}")
+        _check_in_range(dtype, low, high - 1)
+        return high - low, low
+    if low == -(2**63):
+        return None, low
+    if is_float:
+        high_inclusive = builtins.min(1 << digits, 2**63 - 1)
+        low = _update_from(low, digits)
+        if not low < high_inclusive:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                f"casted to dtype, but got from={low} > to_inc={high_inclusive}")
+    else:
+        high_inclusive = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
+    _check_in_range(dtype, low, high_inclusive)
+    return high_inclusive - low + 1, low
+
+
+def _check_std_tensor(std: np.ndarray) -> None:
+    """Every std >= 0 (a NaN fails too: torch compares the least element)."""
+    if std.size and not std.min() >= 0:
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+def _standard_normal_into(result: np.ndarray, generator: Any, std: float = 1.0) -> None:
+    """Fill the fresh contiguous `result` as normal_(0, std) does (nothing when empty)."""
+    if result.size:
+        _floats_for_random(result, "normal_kernel_cpu")
+        result[...] = sampling.normal(_drawing(generator, "normal"), result.size, result.dtype,
+                                      0.0, std).reshape(result.shape)
+
+
+def _update_inplace(result: np.ndarray, ufunc: Any, other: np.ndarray) -> None:
+    """`result.mul_(other)` / `result.add_(other)`: computed in the promoted dtype, cast back
+    (refused, as torch does, when that dtype does not cast to result's)."""
+    dtype = result_type(result, other)
+    check_inplace_result(result, dtype, result.shape)
+    ufunc(result, other, out=result, dtype=dtype, casting="unsafe")
+
+
+def check_normal_std(std) -> None:
+    """torch.normal's check of std, a number or a tensor, made before anything else."""
+    if isinstance(std, np.ndarray):
+        _check_std_tensor(std)
+    elif not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number_text(std)}")
+
+
+@silent
+def normal_into(result, mean, std, generator=None):
+    """torch.normal's draws into a fresh `result` (its shape and dtype decided by the caller,
+    std checked): N(0, std) draws plus mean (a number std), or N(0, 1) draws times std plus
+    mean (a tensor std), each update in place in result's dtype. Returns result."""
+    if isinstance(std, np.ndarray):
+        _standard_normal_into(result, generator)
+        _update_inplace(result, np.multiply, std)
+    else:
+        _standard_normal_into(result, generator, std)
+    _update_inplace(result, np.add, mean if isinstance(mean, np.ndarray)
+                    else np.array(mean, result.dtype))
+    return result
+
+
+def normal_Tensor_float(mean, std=1.0, generator=None):
+    """N(mean, std²) of mean's shape and dtype: normal_(0, std) draws plus mean."""
+    check_normal_std(std)
+    return normal_into(np.empty(mean.shape, mean.dtype), mean, std, generator)
+
+
+def normal_float_Tensor(mean, std, generator=None):
+    """N(mean, std²) of std's shape and dtype: N(0, 1) draws times std, plus mean."""
+    check_normal_std(std)
+    return normal_into(np.empty(std.shape, std.dtype), mean, std, generator)
+
+
+def normal_Tensor_Tensor(mean, std, generator=None):
+    """N(mean, std²), mean and std broadcast, in mean's dtype: N(0, 1) draws times std, plus
+    mean."""
+    check_normal_std(std)
+    return normal_into(np.empty(broadcast_shapes(mean.shape, std.shape), mean.dtype), mean, std,
+                       generator)
+
+
+@silent
+def poisson(self, generator=None):
+    """Poisson samples of rates `self`, element by element in C order (as torch draws)."""
+    _floats_for_random(self, "poisson_cpu")
+    generator = _drawing(generator, "poisson")
+    invalid = ~(self >= 0)
+    if invalid.any():  # torch's kernel draws for the rates before the first invalid one
+        first = int(np.argmax(invalid.reshape(-1)))
+        sampling_serial.poisson(generator, self.reshape(-1)[:first])
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return sampling_serial.poisson(generator, self)
+
+
+@silent
+def _standard_gamma(self, generator=None):
+    """Gamma(self, 1) samples, element by element in C order (Marsaglia and Tsang, as torch
+    draws); each at least the dtype's smallest normal number."""
+    _floats_for_random(self, "gamma_cpu")
+    return sampling_serial.standard_gamma(_drawing(generator, "_standard_gamma"), self)
+
+
+@silent
+def _standard_gamma_grad(self, output):
+    """d output / d self for Gamma(self, 1) samples `output`: the implicit
+    reparameterisation gradient, self and output broadcast."""
+    broadcast_shapes(self.shape, output.shape)
+    if output.dtype != self.dtype:
+        raise RuntimeError(f"Found dtype {_TYPE_NAMES.get(output.dtype.name, 'Byte')} but "
+                           f"expected {_TYPE_NAMES.get(self.dtype.name, 'Byte')}")
+    _floats_for_random(self, "_standard_gamma_grad_cpu")
+    return sampling_serial.standard_gamma_grad(self, output)
+
+
+def _rrelu_noise_draws(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any,
+                       generator: Any) -> np.ndarray:
+    """rrelu's training slopes, written into `noise` (in C order, as torch's kernel writes
+    it): for each element at or below 0, U(lower, upper) from one 64-bit word in double
+    precision, the bounds first held in the op's math type (float below double); 1 for the
+    others. Returns self times the slopes, in self's dtype."""
+    if self.dtype.kind not in "fV" or self.dtype == np.float16:
+        name = "Half" if self.dtype == np.float16 else _dtype_name(self)
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{name}'")
+    if noise.dtype != self.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE_NAMES.get(self.dtype.name)} but found "
+                           f"{_TYPE_NAMES.get(noise.dtype.name, 'Byte')}")
+    math_type = np.float64 if self.dtype == np.float64 else np.float32
+    low, high = (float(np.asarray(float(bound), math_type)) for bound in (lower, upper))
+    negative = np.ascontiguousarray(self) <= 0
+    if negative.any() and not low <= high:
+        raise RuntimeError("Expected from <= to to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+    generator = _drawing(generator, "rrelu_with_noise")
+    slopes = np.ones(self.shape, math_type)
+    draws = sampling._unit_float64(generator, int(negative.sum())) * (high - low) + low
+    slopes[negative] = draws.astype(math_type)
+    noise[...] = slopes.astype(noise.dtype)
+    return (self * slopes).astype(self.dtype)
+
+
+def _rrelu_check_noise(self: np.ndarray, noise: np.ndarray) -> None:
+    if self.shape != noise.shape:
+        raise RuntimeError(f"noise tensor shape must match self tensor shape. Got self.shape = "
+                           f"{list(self.shape)} noise.shape = {list(noise.shape)}")
+
+
+@silent
+def rrelu_with_noise(self, noise, lower=0.125, upper=0.3333333333333333, training=False,
+                     generator=None):
+    """Leaky ReLU with a random slope U(lower, upper) per element at or below 0 in
+    training (the slopes written into noise), the mean slope (lower + upper) / 2 in eval
+    (noise left alone)."""
+    _rrelu_check_noise(self, noise)
+    if training:
+        return _rrelu_noise_draws(self, noise, lower, upper, generator)
+    if self.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"leaky_relu_cpu\" not implemented for '{_dtype_name(self)}'")
+    slope = (float(lower) + float(upper)) / 2
+    if self.dtype.itemsize == 2:  # float16, bfloat16: in float32, as torch's kernel computes
+        return leaky_relu(self.astype(np.float32), slope).astype(self.dtype)
+    return leaky_relu(self, slope)
+
+
+def rrelu_with_noise_(self, noise, lower=0.125, upper=0.3333333333333333, training=False,
+                      generator=None):
+    return rrelu_with_noise(self, noise, lower, upper, training, generator)
+
+
+def rrelu_with_noise_functional(self, noise, lower=0.125, upper=0.3333333333333333,
+                                training=False, generator=None):
+    """rrelu_with_noise writing its slopes into a copy of noise, returned beside the result."""
+    noise_out = np.array(noise)
+    return rrelu_with_noise(self, noise_out, lower, upper, training, generator), noise_out
+
+
+@silent
+def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training,
+                              self_is_result):
+    """noise * grad_output in training; leaky_relu's gradient at the mean slope in eval."""
+    if training:
+        return mul_Tensor(noise, grad_output)
+    return leaky_relu_backward(grad_output, self, (float(lower) + float(upper)) / 2,
+                               self_is_result)
+
+
+@silent
+def _fused_dropout(self, p, generator=None):
+    """Dropout keeping each element with probability p (torch's CUDA op; on a CPU, torch's
+    decomposition of it): a uniform per element in self's memory order, kept where below p,
+    the kept scaled by 1/p, in float32 for the 2-byte dtypes; the mask is uint8."""
+    compute = np.dtype(np.float32) if self.dtype.itemsize == 2 and self.dtype.kind in "fV" \
+        else self.dtype
+    _check_uniform_bounds(np.empty(0, compute), 0.0, 1.0)
+    mask = np.empty(self.shape, np.uint8)
+    if self.size:
+        drawn = sampling.uniform(_drawing(generator, "_fused_dropout"), self.size, compute)
+        mask = (sampling.place(drawn, self, compute) < p).astype(np.uint8)
+    scale = np.divide(compute.type(1.0), np.asarray(p, compute), dtype=compute)
+    kept = np.multiply(mask.astype(compute), self.astype(compute), dtype=compute)
+    return np.multiply(kept, scale, dtype=compute).astype(self.dtype), mask
+
+
+@silent
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """Category indices (int64) drawn from each row of probabilities (or weights) `self`,
+    as torch's CPU kernel draws them."""
+    _check_multinomial(self, num_samples, replacement)
+    rows = self.reshape(-1, self.shape[-1])
+    if rows.shape[0] == 0:
+        return np.empty((*self.shape[:-1], num_samples), np.int64)
+    if not replacement or num_samples == 1:
+        _check_fast_multinomial(rows)
+    else:
+        _check_multinomial_rows(rows)
+    drawn = sampling.multinomial(_drawing(generator, "multinomial"), rows, num_samples,
+                                 replacement)
+    return drawn.reshape(*self.shape[:-1], num_samples)
+
+
+def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
+    if not 1 <= probs.ndim <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if probs.dtype.kind not in "fV":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_TYPE_NAMES.get(probs.dtype.name, 'Byte')}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if probs.shape[-1] > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _check_fast_multinomial(rows: np.ndarray) -> None:
+    if not (np.all(rows >= 0) and np.all(rows < np.inf)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(axis=-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _check_multinomial_rows(rows: np.ndarray) -> None:
+    """The with-replacement kernel's checks, element by element and row by row."""
+    for row in rows:
+        bad = ~(row >= 0) | ~np.isfinite(row)
+        if bad.any():
+            if not row[np.argmax(bad)] >= 0:
+                raise RuntimeError(
+                    "invalid multinomial distribution (encountering probability entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry = infinity or NaN)")
+        if not np.cumsum(row, dtype=row.dtype)[-1] > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def _index_as_scatter(self: np.ndarray, dim: int, index: np.ndarray,

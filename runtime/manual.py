@@ -734,6 +734,12 @@ def dropout_scale(ops: Any, p: float, train: bool | None) -> float:
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
 
 
+def fused_dropout_backward(ops: Any, grad: Any, mask: Any, p: float) -> Any:
+    """_fused_dropout's gradient: grad where the uint8 mask kept, scaled by 1/p (torch's
+    differentiable form of it, which its double backward takes)."""
+    return grad * (ops.to(mask, grad.dtype) * (1.0 / p))
+
+
 def embedding_backward(ops: Any, grad: Any, indices: Any, num_weights: int, padding_idx: int,
                        scale_grad_by_freq: bool, sparse: bool) -> Any:
     """embedding's gradient in its weight: embedding_dense_backward, or, for sparse=True, a

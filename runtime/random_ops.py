@@ -4,10 +4,11 @@ Tensor.uniform_, normal_, bernoulli_, exponential_, random_.
 
 runtime.sampling draws the numbers in the order torch's kernels write a tensor's memory;
 this module checks arguments as torch does and puts the numbers in place. Tensor's
-uniform_, normal_, bernoulli_ and exponential_ are the spec's ops (their kernels in
-runtime/kernels.py), which record torch's nodes (UniformBackward0, ...); the functions of
-those names here, for callers of this module, and random_ write through copy_, so a tensor
-with history gets CopyBackwards (no gradient reaches the old values either way).
+uniform_, normal_, bernoulli_, exponential_ and random_, torch.multinomial and torch.normal
+with tensor arguments are the spec's ops (their kernels in runtime/kernels.py), which record
+torch's nodes (UniformBackward0, ...); the functions of those names here, for callers of
+this module, write through copy_, so a tensor with history gets CopyBackwards (no gradient
+reaches the old values either way).
 """
 
 from __future__ import annotations
@@ -22,17 +23,15 @@ from generated.signatures import SIGNATURES
 from runtime import dtypes, factories, kernels, sampling
 from runtime import modes as _modes
 from runtime import out as _out
-from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
-from runtime._warn import warn_at_caller
+from runtime._tensor import Tensor, _scalar_type_name
 from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
-    "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like",
+    "rand", "randn", "randint", "randperm", "bernoulli", "rand_like",
     "randn_like", "randint_like",
-]
+]  # (torch.normal is runtime/random_functions.py's, over the spec's normal overloads)
 
-_INT64_MIN = -(2**63)
 
 
 # -- arguments --------------------------------------------------------------------------------
@@ -156,121 +155,8 @@ def random_(self: Tensor, from_: int | None = None, to: Any = _UNSET, *,
         bounds = None
     else:
         bounds = (0, from_) if to is _UNSET else (from_ or 0, to)
-    values = _random_values(self._data.dtype, self.numel(), bounds, _generator(generator))
+    values = kernels.random_values(self._data.dtype, self.numel(), bounds, _generator(generator))
     return self if values is None else _write(self, values)
-
-
-def _random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | None,
-                   generator: Generator) -> np.ndarray | None:
-    """random_'s draws for `count` elements of `dtype` (None when there are none), its
-    bounds checked first."""
-    if bounds is None:
-        return sampling.random_default(generator, count, dtype) if count else None
-    low, high = bounds
-    span, low = _random_span(dtype, int(low), None if high is None else int(high))
-    if count == 0:
-        return None
-    if span is None:  # every int64
-        _check_full_range(dtype)
-        return sampling.random_full_range(generator, count)
-    return sampling.random_from_to(generator, count, span, low)
-
-
-# -- random_'s bounds -----------------------------------------------------------------------------
-
-def _check_full_range(dtype: np.dtype) -> None:
-    kernel = "random_full_64_bits_range_kernel_cpu"
-    if dtype == np.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-    if dtype not in (np.int64, np.float32, np.float64):
-        raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
-
-
-def _round_int(value: int, digits: int) -> int:
-    """`value` rounded to `digits` significant bits, ties to even (an int64-to-float cast)."""
-    magnitude = abs(value)
-    shift = magnitude.bit_length() - digits
-    if shift <= 0:
-        return value
-    quotient, remainder = divmod(magnitude, 1 << shift)
-    half = 1 << (shift - 1)
-    if remainder > half or (remainder == half and quotient & 1):
-        quotient += 1
-    return (quotient << shift) * (1 if value >= 0 else -1)
-
-
-def _highest_bit(value: int) -> int:
-    return max(abs(value).bit_length() - 1, 0)
-
-
-def _update_from(low: int, digits: int) -> int:
-    """The least `low` that casting to the float dtype cannot move below itself."""
-    cast = _round_int(low + 1, digits)
-    if cast < low:
-        low = cast + (1 << (_highest_bit(low + 1) - digits + 1))
-    return low
-
-
-def _update_to(high: int, digits: int) -> int:
-    """The greatest `high` that casting to the float dtype cannot move above itself."""
-    cast = _round_int(high - 1, digits)
-    if cast >= high:
-        high = cast - (1 << (_highest_bit(high - 1) - digits + 1))
-    return high
-
-
-def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
-    c_type = _C_TYPE_NAMES[dtype.name]
-    if dtype.kind in "fV":
-        info = np.finfo(dtype)
-        lowest, highest, digits = float(info.min), float(info.max), info.nmant + 1
-    else:
-        info = np.iinfo(dtype) if dtype != np.bool_ else None
-        lowest, highest = (0, 1) if info is None else (int(info.min), int(info.max))
-        digits = None
-    for name, value in (("from", low), ("to - 1", high_inclusive)):
-        if not lowest <= value <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {c_type}")
-    if digits is not None:
-        for name, value in (("from", low), ("to - 1", high_inclusive)):
-            if not -(1 << digits) <= value <= 1 << digits:
-                warn_at_caller(
-                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
-                    f"limitations {c_type} can support discrete uniform distribution only "
-                    "within this range. This warning will become an error in version 1.7 "
-                    "release, please fix the code in advance", UserWarning)
-
-
-def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:
-    """(span, low) of random_(low, high) on `dtype`, checked as torch checks them; span None
-    means all 2^64 int64 values."""
-    is_float = dtype.kind in "fV"
-    digits = np.finfo(dtype).nmant + 1 if is_float else None
-    if high is not None:
-        if not low < high:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
-                               f"from={low} >= to={high}")
-        if is_float:
-            low, high = _update_from(low, digits), _update_to(high, digits)
-            if not low < high:
-                raise RuntimeError(
-                    "random_ expects 'from' casted to dtype to be less than 'to' casted to "
-                    f"dtype, but got from={low} >= to={high}")
-        _check_in_range(dtype, low, high - 1)
-        return high - low, low
-    if low == _INT64_MIN:
-        return None, low
-    if is_float:
-        high_inclusive = min(1 << digits, 2**63 - 1)
-        low = _update_from(low, digits)
-        if not low < high_inclusive:
-            raise RuntimeError(
-                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
-                f"casted to dtype, but got from={low} > to_inc={high_inclusive}")
-    else:
-        high_inclusive = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
-    _check_in_range(dtype, low, high_inclusive)
-    return high_inclusive - low + 1, low
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -351,7 +237,7 @@ def randint(*args: Any, **options: Any) -> Tensor:
             "dtype": dtype, "requires_grad": requires_grad,
             "generator": bound.get("generator")}, bound["out"])
     numpy_dtype = (dtype or dtypes.int64).numpy
-    values = _random_values(numpy_dtype, math.prod(shape), (low, high),
+    values = kernels.random_values(numpy_dtype, math.prod(shape), (low, high),
                             _generator(bound.get("generator")))
     values = np.empty(0, numpy_dtype) if values is None else values.astype(numpy_dtype)
     return factories._finish(values.reshape(shape), requires_grad)
@@ -463,59 +349,15 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
-    """Category indices drawn from each row of probabilities (or weights) `input`."""
+    """Category indices drawn from each row of probabilities (or weights) `input`: the
+    spec's kernel (torch.multinomial is the spec's op, generated/ops.py)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(multinomial, (input, num_samples, replacement),
             {"generator": generator})
         if heard is not _modes.PASS:
             return heard
-    probs = input._data
-    _check_multinomial(probs, num_samples, replacement)
-    rows = probs.reshape(-1, probs.shape[-1])
-    if rows.shape[0] == 0:
-        return Tensor._make(np.empty((*probs.shape[:-1], num_samples), np.int64), None)
-    if not replacement or num_samples == 1:
-        _check_fast_multinomial(rows)
-    else:
-        _check_multinomial_rows(rows)
-    drawn = sampling.multinomial(_generator(generator), rows, num_samples, replacement)
-    return Tensor._make(drawn.reshape(*probs.shape[:-1], num_samples), None)
-
-
-def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
-    if not 1 <= probs.ndim <= 2:
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind not in "fV":
-        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{_scalar_type_name(probs)}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > probs.shape[-1]:
-        raise RuntimeError(
-            "cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if probs.shape[-1] > 2**24:
-        raise RuntimeError("number of categories cannot exceed 2^24")
-
-
-def _check_fast_multinomial(rows: np.ndarray) -> None:
-    if not (np.all(rows >= 0) and np.all(rows < np.inf)):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(axis=-1) == 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-
-
-def _check_multinomial_rows(rows: np.ndarray) -> None:
-    """The with-replacement kernel's checks, element by element and row by row."""
-    for row in rows:
-        bad = ~(row >= 0) | ~np.isfinite(row)
-        if bad.any():
-            if not row[np.argmax(bad)] >= 0:
-                raise RuntimeError(
-                    "invalid multinomial distribution (encountering probability entry < 0)")
-            raise RuntimeError("invalid multinomial distribution (encountering probability "
-                               "entry = infinity or NaN)")
-        if not np.cumsum(row, dtype=row.dtype)[-1] > 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return Tensor._make(kernels.multinomial(input._data, num_samples, replacement,
+                                            _generator(generator)), None)
 
 
 # -- *_like -------------------------------------------------------------------------------------
@@ -580,17 +422,7 @@ class RandomMethods:
 
     __slots__ = ()
 
-    # (uniform_, normal_, bernoulli_ and exponential_ are the spec's methods, which record
-    # torch's nodes; these functions serve the module-level callers)
-    random_ = random_
-
-    # (Tensor.bernoulli is runtime/tensor_functions.py's: without p, the spec's op)
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
-                    generator: Generator | None = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(RandomMethods.multinomial, (self, num_samples, replacement),
-                {"generator": generator})
-            if heard is not _modes.PASS:
-                return heard
-        return multinomial(self, num_samples, replacement, generator=generator)
+    # (uniform_, normal_, bernoulli_, exponential_ and random_ are the spec's methods, which
+    # record torch's nodes; the functions of those names here serve the module-level callers.
+    # Tensor.bernoulli is runtime/tensor_functions.py's: without p, the spec's op;
+    # Tensor.multinomial is the spec's method.)

@@ -52,6 +52,14 @@ def cauchy(generator: Any, count: int, median: float = 0.0, sigma: float = 1.0) 
                      for _ in range(count)], np.float64)
 
 
+def _reciprocal_sqrt(value: float) -> float:
+    """1 / sqrt(value) as C computes it: infinity at 0, NaN below 0 or at NaN (a negative or
+    NaN alpha is drawn for, as torch does, and its sample then clamped to the tiny value)."""
+    if value > 0:
+        return 1.0 / math.sqrt(value)
+    return math.inf if value == 0 else math.nan
+
+
 def _gamma_one(generator: Any, alpha: float, single: bool) -> float:
     """One Gamma(alpha, 1) sample; `single` when torch's scalar type is float32 (then the
     kernel's float arithmetic on alpha rounds to float32)."""
@@ -64,7 +72,7 @@ def _gamma_one(generator: Any, alpha: float, single: bool) -> float:
         scale *= math.pow(1.0 - _uniform(generator), float(f32(1.0) / alpha))
         alpha = f32(alpha + f32(1.0))
     d = float(f32(alpha - f32(_THIRD_F32)))
-    c = 1.0 / math.sqrt(9.0 * d)
+    c = _reciprocal_sqrt(9.0 * d)
     while True:
         x = _normal(generator)
         y = 1.0 + c * x
@@ -421,6 +429,14 @@ def binomial(generator: Any, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     return np.array(values, np.float64).astype(count.dtype).reshape(count.shape)
 
 
+def _to_int64(value: float) -> int:
+    """floor(value) cast to int64 as torch's x86 kernel casts it: a NaN, an infinity or a
+    value out of int64's range becomes -2^63 (the CPU's "integer indefinite")."""
+    if not -(2.0**63) <= value < 2.0**63:
+        return -(2**63)
+    return math.floor(value)
+
+
 def _poisson_one(lam: float, generator: Any) -> float:
     if lam >= 10:  # Hormann's transformed rejection
         slam, loglam = math.sqrt(lam), math.log(lam)
@@ -432,7 +448,7 @@ def _poisson_one(lam: float, generator: Any) -> float:
             u = _uniform(generator) - 0.5
             v = _uniform(generator)
             us = 0.5 - abs(u)
-            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            k = _to_int64((2 * a / us + b) * u + lam + 0.43)
             if us >= 0.07 and v <= vr:
                 return k
             if k < 0 or (us < 0.013 and v > us):

@@ -1,19 +1,20 @@
-"""torch._standard_gamma, torch._standard_gamma_grad and torch._sample_dirichlet: the
-samplers under Gamma, Chi2, Beta and Dirichlet, drawing torch's numbers.
+"""torch._standard_gamma, torch._standard_gamma_grad, torch._sample_dirichlet, torch.poisson
+and torch.binomial: the samplers under Gamma, Chi2, Beta, Dirichlet, Poisson and Binomial,
+drawing torch's numbers.
 
 _standard_gamma is differentiable (its sample moves with alpha at a fixed CDF value: the
-implicit reparameterisation gradient, torch's `_standard_gamma_grad`); it records an
-autograd Function's node, where torch records StandardGammaBackward0.
+implicit reparameterisation gradient, torch's `_standard_gamma_grad`); it and poisson are
+the spec's ops, which record torch's nodes (StandardGammaBackward0, PoissonBackward0).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from generated import ops
 from runtime import modes as _modes
 from runtime import random_ops, sampling_serial
 from runtime._tensor import Tensor, _scalar_type_name
-from runtime.autograd import Function
 
 __all__ = ["_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad",
            "poisson", "binomial"]
@@ -24,38 +25,10 @@ def _float_input(input: Tensor, kernel: str) -> None:
         random_ops._require_float(input._data, kernel)
 
 
-def _standard_gamma_grad(self: Tensor, output: Tensor) -> Tensor:
-    """d output / d self for standard gamma samples `output` of concentrations `self`."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_standard_gamma_grad, (self, output), {})
-        if heard is not _modes.PASS:
-            return heard
-    return Tensor._make(sampling_serial.standard_gamma_grad(self._data, output._data), None)
-
-
-class _StandardGamma(Function):
-    @staticmethod
-    def forward(ctx: Any, alpha: Tensor, generator: Any) -> Tensor:
-        _float_input(alpha, "gamma_cpu")
-        drawn = sampling_serial.standard_gamma(random_ops._generator(generator),
-                                              alpha.detach()._data)
-        result = Tensor._make(drawn, None)
-        ctx.save_for_backward(alpha, result)
-        return result
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        alpha, result = ctx.saved_tensors
-        return grad * _standard_gamma_grad(alpha, result), None
-
-
-def _standard_gamma(input: Tensor, generator: Any = None) -> Tensor:
-    """Gamma(input, 1) samples, one per element of `input` (the concentrations)."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_standard_gamma, (input, generator), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _StandardGamma.apply(input, generator)
+# torch._standard_gamma_grad and torch._standard_gamma are the spec's ops (its kernels draw
+# as torch's; _standard_gamma records StandardGammaBackward0).
+_standard_gamma_grad = ops._standard_gamma_grad
+_standard_gamma = ops._standard_gamma
 
 
 def _sample_dirichlet(input: Tensor, generator: Any = None) -> Tensor:
@@ -79,31 +52,8 @@ def _dirichlet_grad(x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
     return Tensor._make(sampling_serial.dirichlet_grad(x._data, alpha._data, total._data), None)
 
 
-class _Poisson(Function):
-    """torch.poisson: no gradient flows back (torch's formula is zeros)."""
-
-    @staticmethod
-    def forward(ctx: Any, rates: Tensor, generator: Any) -> Tensor:
-        data = rates.detach()._data
-        if data.dtype.kind not in "fV":
-            random_ops._require_float(data, "poisson_cpu")
-        if (data < 0).any():
-            raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-        return Tensor._make(sampling_serial.poisson(random_ops._generator(generator), data),
-                            None)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        return grad * 0, None
-
-
-def poisson(input: Tensor, generator: Any = None) -> Tensor:
-    """Poisson samples of rates `input`, as torch.poisson draws them."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(poisson, (input, generator), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _Poisson.apply(input, generator)
+# torch.poisson is the spec's op (PoissonBackward0: no gradient flows back).
+poisson = ops.poisson
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:

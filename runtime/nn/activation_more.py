@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import composite, dtypes, factories, kernels, random_ops, sampling
+from runtime import composite, dtypes, factories, kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
@@ -157,54 +157,38 @@ class PReLU(Module):
 
 # -- RReLU ----------------------------------------------------------------------------------------
 
-def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
-    """The slopes training draws: U(lower, upper) for each element at or below 0, in memory
-    order, one 64-bit draw each in double precision (as torch's CPU kernel draws), and 1 for
-    the others."""
-    values = np.ascontiguousarray(input.detach()._data)
-    negative = values <= 0
-    generator = random_ops.default_generator
-    # torch's kernel holds the bounds in the input's dtype, and draws unfused in double
-    lower, upper = (float(np.asarray(bound, dtype=values.dtype)) for bound in (lower, upper))
-    draws = sampling._unit_float64(generator, int(negative.sum())) * (upper - lower) + lower
-    noise = np.ones(values.shape, dtype=values.dtype)
-    noise[negative] = draws.astype(values.dtype)
-    return factories.from_numpy(noise)
-
-
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-          training: bool = False, inplace: bool = False) -> Tensor:
+          training: bool = False, inplace: bool = False, generator: Any = None) -> Tensor:
     """Leaky ReLU with a random slope in [lower, upper] per element in training, and the
-    mean slope (lower + upper) / 2 in eval."""
+    mean slope (lower + upper) / 2 in eval: the spec's rrelu_with_noise with a fresh noise
+    tensor, as torch.rrelu runs it (RreluWithNoiseBackward0)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rrelu, (input, lower, upper, training, inplace), {})
+        heard = _modes.dispatch(rrelu, (input, lower, upper, training, inplace, generator), {})
         if heard is not _modes.PASS:
             return heard
     if inplace:
-        return rrelu_(input, lower, upper, training)
-    if not training:
-        return composite.leaky_relu(input, (lower + upper) / 2)
-    _check_rrelu_dtype(input)
-    return input * _rrelu_noise(input, lower, upper)
+        return rrelu_(input, lower, upper, training, generator)
+    return _with_noise(ops.rrelu_with_noise, input, lower, upper, training, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-           training: bool = False) -> Tensor:
-    """rrelu, in place."""
+           training: bool = False, generator: Any = None) -> Tensor:
+    """rrelu, in place: the spec's rrelu_with_noise_ (RreluWithNoiseBackward1)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rrelu_, (input, lower, upper, training), {})
+        heard = _modes.dispatch(rrelu_, (input, lower, upper, training, generator), {})
         if heard is not _modes.PASS:
             return heard
-    if not training:
-        return composite.leaky_relu(input, (lower + upper) / 2, inplace=True)
-    _check_rrelu_dtype(input)
-    return input.mul_(_rrelu_noise(input, lower, upper))
+    return _with_noise(ops.rrelu_with_noise_, input, lower, upper, training, generator)
 
 
-def _check_rrelu_dtype(input: Tensor) -> None:
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f'"rrelu_with_noise_out_cpu" not implemented for \'{_type_name(input)}\'')
+def _with_noise(op: Any, input: Tensor, lower: float, upper: float, training: bool,
+                generator: Any) -> Tensor:
+    """`op(input, noise, ...)` with a fresh contiguous noise tensor, the bounds checked first
+    as torch.rrelu checks them."""
+    if not float(lower) <= float(upper):
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    noise = Tensor._make(np.empty(input.shape, input.detach()._data.dtype), None)
+    return op(input, noise, lower, upper, training, generator)
 
 
 def _type_name(tensor: Tensor) -> str:

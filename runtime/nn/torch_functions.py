@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from generated import ops
-from runtime import composite
+from runtime import composite, kernels
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
@@ -68,8 +68,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         heard = _modes.dispatch(rrelu, (input, lower, upper, training, generator), {})
         if heard is not _modes.PASS:
             return heard
-    _default_generator_only(generator)
-    return activation_more.rrelu(input, lower, upper, training)
+    if generator is not None:  # checked as torch's binding checks it, in eval too
+        kernels._drawing(generator, "rrelu")
+    return activation_more.rrelu(input, lower, upper, training, generator=generator)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -79,13 +80,9 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         heard = _modes.dispatch(rrelu_, (input, lower, upper, training, generator), {})
         if heard is not _modes.PASS:
             return heard
-    _default_generator_only(generator)
-    return activation_more.rrelu_(input, lower, upper, training)
-
-
-def _default_generator_only(generator: Any) -> None:
     if generator is not None:
-        raise NotImplementedError("gradgen's rrelu draws from the default generator only")
+        kernels._drawing(generator, "rrelu_")
+    return activation_more.rrelu_(input, lower, upper, training, generator)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
