@@ -472,29 +472,41 @@ def _with_scalar(ufunc: np.ufunc, self: np.ndarray, other: Any) -> np.ndarray:
         return _array(ufunc(self.astype(np.float32), np.float32(other)), self.dtype)
 
 
-def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
-    """add's and sub's `self` and `alpha * other`, in their result dtype (alpha checked
-    against it, and for bool results taken as a bool)."""
-    dtype = result_type(self, other)
-    _check_alpha(alpha, dtype)
-    a, b = _binary(self, other, dtype)
-    return a, quietly(np.multiply, b, builtins.bool(alpha) if dtype.kind == "b" else alpha)
-
-
-# With an alpha, torch's CPU kernels compute add and sub as a fused multiply-add, rounded
-# once; numpy has none, so float32 and float64 round twice here (alpha * other, then the
-# sum): at most an ulp apart, on about a quarter of the elements. Rounding once through
-# float64 would take about 7 times as long on an optimizer's 100,000-element update.
+# With an alpha, torch's CPU kernels compute add and sub as one fused multiply-add, self +
+# alpha * other rounded once, alpha first converted to the result dtype (halves computed in
+# float32). So does add and sub out of place here: a large array through BLAS's axpy on a
+# copy of self (runtime/blas.py), a smaller one through the exact emulation (_fused). In
+# place, add_Tensor_'s update of a small float array (an optimizer's) rounds twice, alpha *
+# other then the sum: at most an ulp apart, on about a sixth of the elements; rounding it
+# once would cost more than the update itself.
 def add_Tensor(self, other, alpha=1):
     if alpha == 1 and alpha is not True:
         return _arithmetic(np.add, self, other)
+    return _plus_scaled(self, other, alpha, 1)
+
+
+def _plus_scaled(self: Any, other: Any, alpha: Any, sign: int) -> Any:
+    """self + sign * alpha * other, as torch's add (sign 1) and sub (-1) compute it."""
     dtype = result_type(self, other)
+    _check_alpha(alpha, dtype)
+    if dtype in _WIDE_FLOATS and (type(alpha) is float or type(alpha) is int):
+        factor = builtins.float(dtype.type(alpha)) * sign  # (alpha in the dtype first)
+        if type(self) is ndarray and type(other) is ndarray and self.dtype == dtype and \
+                other.dtype == dtype and self.shape == other.shape:
+            result = np.array(self, order="C")
+            if adds_in_one_pass(result, other, factor):
+                blas.axpy(factor, other, result)
+                return result
+        return _fused(other, factor, self, dtype)
     if dtype in _HALVES:  # self + alpha * other in float32 (alpha in dtype), rounded once
-        _check_alpha(alpha, dtype)
         with silenced():  # (a number past float16's range becomes inf, silently, as in torch)
             a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
-            return _array(a + np.float32(_as(alpha, dtype)) * b, dtype)
-    return _arithmetic(np.add, *_scaled(self, other, alpha))
+            return _array(a + np.float32(_as(alpha, dtype)) * sign * b, dtype)
+    # integers, bools, complex numbers (and a number the compiler reads afresh, whose own
+    # product writes its line): alpha * other, then the sum
+    a, b = _binary(self, other, dtype)
+    scaled = quietly(operator.mul, builtins.bool(alpha) if dtype.kind == "b" else alpha, b)
+    return _arithmetic(np.add if sign > 0 else np.subtract, a, scaled)
 
 
 def add_Tensor_(self, other, alpha=1):
@@ -552,7 +564,7 @@ def sub_Tensor(self, other, alpha=1):
     _check_subtraction(self, other)
     if alpha == 1 and alpha is not True:
         return _arithmetic(np.subtract, self, other)
-    return _arithmetic(np.subtract, *_scaled(self, other, alpha))
+    return _plus_scaled(self, other, alpha, -1)
 
 
 def sub_Tensor_(self, other, alpha=1):
@@ -3697,15 +3709,17 @@ def _opmath(dtype: np.dtype) -> np.dtype:
 
 def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
     """a * b + c rounded once (a fused multiply-add, as PyTorch's vectorised CPU kernels
-    compute it), in dtype's opmath type, then rounded to dtype. Where the plain result is
-    not finite (inf or nan inputs, overflow) it is the plain one: the emulation's exact
-    product would give nan where the hardware gives inf."""
+    compute it), in dtype's opmath type, then rounded to dtype. Where an input is not finite,
+    or the float64 emulation's splitting overflows (NaN), it is the plain a * b + c, which
+    the hardware's gives there; a product beyond the dtype's range with a finite sum stays
+    finite, as the hardware's."""
     work = _opmath(dtype)
     a, b, c = np.broadcast_arrays(*(np.asarray(x).astype(work, copy=False) for x in (a, b, c)))
     with silenced():
         plain = a * b + c
         fused = (cpu_math.fma64 if work == np.float64 else cpu_math.fma32)(a, b, c)
-        return _array(np.where(np.isfinite(plain), fused, plain), dtype)
+        exact = np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & ~np.isnan(fused)
+        return _array(np.where(exact, fused, plain), dtype)
 
 
 @silent
