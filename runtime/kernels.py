@@ -9508,9 +9508,10 @@ def random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | 
 
 def _check_full_range(dtype: np.dtype) -> None:
     kernel = "random_full_64_bits_range_kernel_cpu"
-    if dtype == np.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-    if dtype not in (np.int64, np.float32, np.float64):
+    if dtype in (np.bool_, np.float16):
+        name = "Bool" if dtype == np.bool_ else "Half"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+    if dtype not in (np.int64, np.float32, np.float64, _BFLOAT16):
         raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
 
 

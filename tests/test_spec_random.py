@@ -169,6 +169,13 @@ def test_multinomial_errors(call):
     lambda lib: lib.empty(5).random_(2, 6, generator=lib.Generator().manual_seed(4)),
     lambda lib: lib.empty(0).random_(),
     lambda lib: lib.empty(5).random_(0, 2**25),
+    lambda lib: lib.empty(40, dtype=lib.float16).random_().float(),
+    lambda lib: lib.empty(40, dtype=lib.bfloat16).random_().float(),
+    lambda lib: lib.empty(5, dtype=lib.bfloat16).random_(-300, 300).float(),
+    lambda lib: lib.empty(5, dtype=lib.float16).random_(3, None).float(),
+    lambda lib: lib.empty(50, dtype=lib.bfloat16).random_(-(2**63), None).float(),
+    lambda lib: lib.empty(5, dtype=lib.float16).random_(0, 100000).float(),
+    lambda lib: lib.empty(5, dtype=lib.int8).random_(-200, 5),
 ])
 def test_random__draws_torchs_numbers(call):
     same(_seeded(call))
@@ -197,6 +204,8 @@ def test_random__nodes_and_zero_gradients(call, node):
     lambda lib: lib.empty(3, dtype=lib.bool).random_(-(2**63), None),
     lambda lib: lib.empty(3).random_(2**24 + 1, 2**24 + 2),
     lambda lib: lib.tensor([1.0], requires_grad=True).random_(),
+    lambda lib: lib.empty(3, dtype=lib.float16).random_(-(2**63), None),
+    lambda lib: lib.empty(3, dtype=lib.bfloat16).random_(0, 2**40),
 ])
 def test_random__errors(call):
     same(lambda lib: repr(values(call(lib))))
