@@ -9667,6 +9667,14 @@ def normal_Tensor_Tensor(mean, std, generator=None):
                        generator)
 
 
+def _float_or_double_only(self: np.ndarray, kernel: str) -> None:
+    """A kernel torch dispatches on float and double only (Half and BFloat16 refused)."""
+    if self.dtype not in (np.float32, np.float64):
+        name = {"float16": "Half", "bfloat16": "BFloat16"}.get(self.dtype.name)
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{name or _dtype_name(self)}'")
+
+
 @silent
 def poisson(self, generator=None):
     """Poisson samples of rates `self`, element by element in C order (as torch draws)."""
@@ -9684,7 +9692,7 @@ def poisson(self, generator=None):
 def _standard_gamma(self, generator=None):
     """Gamma(self, 1) samples, element by element in C order (Marsaglia and Tsang, as torch
     draws); each at least the dtype's smallest normal number."""
-    _floats_for_random(self, "gamma_cpu")
+    _float_or_double_only(self, "gamma_cpu")
     return sampling_serial.standard_gamma(_drawing(generator, "_standard_gamma"), self)
 
 
@@ -9696,7 +9704,7 @@ def _standard_gamma_grad(self, output):
     if output.dtype != self.dtype:
         raise RuntimeError(f"Found dtype {_TYPE_NAMES.get(output.dtype.name, 'Byte')} but "
                            f"expected {_TYPE_NAMES.get(self.dtype.name, 'Byte')}")
-    _floats_for_random(self, "_standard_gamma_grad_cpu")
+    _float_or_double_only(self, "_standard_gamma_grad_cpu")
     return sampling_serial.standard_gamma_grad(self, output)
 
 

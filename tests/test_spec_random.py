@@ -243,6 +243,10 @@ EDGE_ALPHAS = [1.0, 0.5, 0.01, 3.5, 100.0, 0.0, -1.0, -2.0 / 3.0, float("nan"), 
     lambda lib: lib.poisson(lib.rand(4, 3).t() * 5),
     lambda lib: lib.poisson(lib.full((3,), 4.0), lib.Generator().manual_seed(1)),
     lambda lib: lib.poisson(lib.zeros(0)),
+    lambda lib: lib.poisson(lib.full((5,), 3.0, dtype=lib.float16)).float(),
+    lambda lib: lib.poisson(lib.full((5,), 30.0, dtype=lib.bfloat16)).float(),
+    lambda lib: lib.normal(lib.zeros(20, dtype=lib.bfloat16), 1.0).float(),
+    lambda lib: lib.multinomial(lib.ones(3, 5, dtype=lib.bfloat16), 7, True),
     lambda lib: lib._standard_gamma(lib.tensor(EDGE_ALPHAS)),
     lambda lib: lib._standard_gamma(lib.tensor(EDGE_ALPHAS, dtype=lib.float64)),
     lambda lib: lib._standard_gamma(lib.rand(3, 4) * 4),
@@ -333,6 +337,10 @@ def test_standard_gamma_refuses_forward_mode():
     lambda lib: lib._standard_gamma_grad(lib.ones(2), lib.ones(2, dtype=lib.float64)),
     lambda lib: lib._standard_gamma_grad(lib.tensor([1, 2]), lib.ones(2)),
     lambda lib: lib._standard_gamma_grad(lib.tensor([1, 2]), lib.tensor([1, 2])),
+    lambda lib: lib._standard_gamma(lib.ones(2, dtype=lib.float16)),
+    lambda lib: lib._standard_gamma(lib.ones(2, dtype=lib.bfloat16)),
+    lambda lib: lib._standard_gamma_grad(lib.ones(2, dtype=lib.float16),
+                                         lib.ones(2, dtype=lib.float16)),
 ])
 def test_poisson_and_gamma_errors(call):
     same(lambda lib: repr(values(call(lib))))
