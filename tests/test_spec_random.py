@@ -486,3 +486,32 @@ def test_fused_dropout_node_and_gradient():
 ])
 def test_fused_dropout_errors(call):
     same(lambda lib: repr(values(call(lib))))
+
+
+def test_rrelu_in_a_compiled_step_draws_as_eager():
+    """nn.RReLU in training inside runtime.compile: the step is compiled (no fallback) and
+    draws the same slopes as eager, step after step."""
+    def make():
+        runtime.manual_seed(5)
+        model = runtime.nn.Sequential(runtime.nn.Linear(6, 8), runtime.nn.RReLU(0.1, 0.3),
+                                      runtime.nn.Linear(8, 3))
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss
+        return model, step
+
+    batches = [runtime.linspace(-1, 1, 24).reshape(4, 6) * (i + 1) for i in range(4)]
+    eager_model, eager_step = make()
+    eager = [eager_step(x).detach().numpy().tobytes() for x in batches]
+    model, step = make()
+    compiled = runtime.compile(step)
+    losses = [compiled(x).detach().numpy().tobytes() for x in batches]
+    assert compiled.fallback_reason is None
+    assert losses == eager and len(set(losses)) == len(batches)
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
