@@ -9760,9 +9760,10 @@ def random_values(dtype: np.dtype, count: int, bounds: tuple[int, int | None] | 
 
 def _check_full_range(dtype: np.dtype) -> None:
     kernel = "random_full_64_bits_range_kernel_cpu"
-    if dtype == np.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-    if dtype not in (np.int64, np.float32, np.float64):
+    if dtype in (np.bool_, np.float16):
+        name = "Bool" if dtype == np.bool_ else "Half"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+    if dtype not in (np.int64, np.float32, np.float64, _BFLOAT16):
         raise RuntimeError(f"{kernel} handles only int64, double, float and bfloat16")
 
 
@@ -9918,6 +9919,14 @@ def normal_Tensor_Tensor(mean, std, generator=None):
                        generator)
 
 
+def _float_or_double_only(self: np.ndarray, kernel: str) -> None:
+    """A kernel torch dispatches on float and double only (Half and BFloat16 refused)."""
+    if self.dtype not in (np.float32, np.float64):
+        name = {"float16": "Half", "bfloat16": "BFloat16"}.get(self.dtype.name)
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{name or _dtype_name(self)}'")
+
+
 @silent
 def poisson(self, generator=None):
     """Poisson samples of rates `self`, element by element in C order (as torch draws)."""
@@ -9935,7 +9944,7 @@ def poisson(self, generator=None):
 def _standard_gamma(self, generator=None):
     """Gamma(self, 1) samples, element by element in C order (Marsaglia and Tsang, as torch
     draws); each at least the dtype's smallest normal number."""
-    _floats_for_random(self, "gamma_cpu")
+    _float_or_double_only(self, "gamma_cpu")
     return sampling_serial.standard_gamma(_drawing(generator, "_standard_gamma"), self)
 
 
@@ -9947,7 +9956,7 @@ def _standard_gamma_grad(self, output):
     if output.dtype != self.dtype:
         raise RuntimeError(f"Found dtype {_TYPE_NAMES.get(output.dtype.name, 'Byte')} but "
                            f"expected {_TYPE_NAMES.get(self.dtype.name, 'Byte')}")
-    _floats_for_random(self, "_standard_gamma_grad_cpu")
+    _float_or_double_only(self, "_standard_gamma_grad_cpu")
     return sampling_serial.standard_gamma_grad(self, output)
 
 

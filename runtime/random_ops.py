@@ -125,11 +125,6 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
     return _write_drawn(self, kernels.exponential_(self._data, lambd, _generator(generator)))
 
 
-def _check_std(std: float) -> None:
-    if not std >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
-
-
 def _write_drawn(self: Tensor, drawn: Any) -> Tensor:
     """A kernel's draws (already in self's layout) written into self through copy_; an
     empty tensor draws nothing and is returned as it is."""
@@ -310,30 +305,15 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
         result = factories.empty(_shape((size,)), dtype=dtype)
         normal_(result, mean, std, generator=generator)
         return factories._finish(result._data, requires_grad)
-    if std_is_tensor:
-        if std.numel() and np.any(std._data < 0):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+    # tensor arguments: the spec's kernels (torch.normal records their nodes; this function,
+    # for callers of this module, records none)
+    if mean_is_tensor and std_is_tensor:
+        drawn = kernels.normal_Tensor_Tensor(mean._data, std._data, generator)
+    elif mean_is_tensor:
+        drawn = kernels.normal_Tensor_float(mean._data, std, generator)
     else:
-        _check_std(std)
-    if mean_is_tensor and not std_is_tensor:
-        out = _standard_normal(mean.shape, mean._data.dtype, generator, std)
-        return Tensor._make(out + mean._data, None)
-    shape = np.broadcast_shapes(mean.shape if mean_is_tensor else (), std.shape)
-    out = _standard_normal(shape, (mean if mean_is_tensor else std)._data.dtype, generator)
-    np.multiply(out, std._data, out=out, casting="unsafe")
-    mean_values = mean._data if mean_is_tensor else np.asarray(mean, out.dtype)
-    np.add(out, mean_values, out=out, casting="unsafe")
-    return Tensor._make(out, None)
-
-
-def _standard_normal(shape: tuple[int, ...], dtype: np.dtype, generator: Generator,
-                     std: float = 1.0) -> np.ndarray:
-    """A fresh contiguous array filled by normal_(0, std)."""
-    count = math.prod(shape)
-    if count == 0:
-        return np.empty(shape, dtype)
-    _require_float(np.empty(0, dtype), "normal_kernel_cpu")
-    return sampling.normal(generator, count, dtype, 0.0, std).reshape(shape)
+        drawn = kernels.normal_float_Tensor(mean, std._data, generator)
+    return Tensor._make(drawn, None)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *,

@@ -237,6 +237,9 @@ def random_default(generator: Any, count: int, dtype: np.dtype) -> np.ndarray:
         return (generator.draw64(count) % np.uint64(2**63)).astype(np.int64)
     if dtype == _F32:
         return (generator.draw32(count) % np.uint64(2**24 + 1)).astype(_F32)
+    if dtype.kind in "fV":  # float16, bfloat16: 32-bit words, [0, 2^digits]
+        digits = np.finfo(dtype).nmant + 1
+        return (generator.draw32(count) % np.uint64(2**digits + 1)).astype(dtype)
     top = np.uint64(int(np.iinfo(dtype).max) + 1)
     return (generator.draw32(count) % top).astype(dtype)
 

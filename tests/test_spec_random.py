@@ -169,6 +169,13 @@ def test_multinomial_errors(call):
     lambda lib: lib.empty(5).random_(2, 6, generator=lib.Generator().manual_seed(4)),
     lambda lib: lib.empty(0).random_(),
     lambda lib: lib.empty(5).random_(0, 2**25),
+    lambda lib: lib.empty(40, dtype=lib.float16).random_().float(),
+    lambda lib: lib.empty(40, dtype=lib.bfloat16).random_().float(),
+    lambda lib: lib.empty(5, dtype=lib.bfloat16).random_(-300, 300).float(),
+    lambda lib: lib.empty(5, dtype=lib.float16).random_(3, None).float(),
+    lambda lib: lib.empty(50, dtype=lib.bfloat16).random_(-(2**63), None).float(),
+    lambda lib: lib.empty(5, dtype=lib.float16).random_(0, 100000).float(),
+    lambda lib: lib.empty(5, dtype=lib.int8).random_(-200, 5),
 ])
 def test_random__draws_torchs_numbers(call):
     same(_seeded(call))
@@ -197,6 +204,8 @@ def test_random__nodes_and_zero_gradients(call, node):
     lambda lib: lib.empty(3, dtype=lib.bool).random_(-(2**63), None),
     lambda lib: lib.empty(3).random_(2**24 + 1, 2**24 + 2),
     lambda lib: lib.tensor([1.0], requires_grad=True).random_(),
+    lambda lib: lib.empty(3, dtype=lib.float16).random_(-(2**63), None),
+    lambda lib: lib.empty(3, dtype=lib.bfloat16).random_(0, 2**40),
 ])
 def test_random__errors(call):
     same(lambda lib: repr(values(call(lib))))
@@ -234,6 +243,10 @@ EDGE_ALPHAS = [1.0, 0.5, 0.01, 3.5, 100.0, 0.0, -1.0, -2.0 / 3.0, float("nan"), 
     lambda lib: lib.poisson(lib.rand(4, 3).t() * 5),
     lambda lib: lib.poisson(lib.full((3,), 4.0), lib.Generator().manual_seed(1)),
     lambda lib: lib.poisson(lib.zeros(0)),
+    lambda lib: lib.poisson(lib.full((5,), 3.0, dtype=lib.float16)).float(),
+    lambda lib: lib.poisson(lib.full((5,), 30.0, dtype=lib.bfloat16)).float(),
+    lambda lib: lib.normal(lib.zeros(20, dtype=lib.bfloat16), 1.0).float(),
+    lambda lib: lib.multinomial(lib.ones(3, 5, dtype=lib.bfloat16), 7, True),
     lambda lib: lib._standard_gamma(lib.tensor(EDGE_ALPHAS)),
     lambda lib: lib._standard_gamma(lib.tensor(EDGE_ALPHAS, dtype=lib.float64)),
     lambda lib: lib._standard_gamma(lib.rand(3, 4) * 4),
@@ -324,6 +337,10 @@ def test_standard_gamma_refuses_forward_mode():
     lambda lib: lib._standard_gamma_grad(lib.ones(2), lib.ones(2, dtype=lib.float64)),
     lambda lib: lib._standard_gamma_grad(lib.tensor([1, 2]), lib.ones(2)),
     lambda lib: lib._standard_gamma_grad(lib.tensor([1, 2]), lib.tensor([1, 2])),
+    lambda lib: lib._standard_gamma(lib.ones(2, dtype=lib.float16)),
+    lambda lib: lib._standard_gamma(lib.ones(2, dtype=lib.bfloat16)),
+    lambda lib: lib._standard_gamma_grad(lib.ones(2, dtype=lib.float16),
+                                         lib.ones(2, dtype=lib.float16)),
 ])
 def test_poisson_and_gamma_errors(call):
     same(lambda lib: repr(values(call(lib))))
@@ -469,3 +486,32 @@ def test_fused_dropout_node_and_gradient():
 ])
 def test_fused_dropout_errors(call):
     same(lambda lib: repr(values(call(lib))))
+
+
+def test_rrelu_in_a_compiled_step_draws_as_eager():
+    """nn.RReLU in training inside runtime.compile: the step is compiled (no fallback) and
+    draws the same slopes as eager, step after step."""
+    def make():
+        runtime.manual_seed(5)
+        model = runtime.nn.Sequential(runtime.nn.Linear(6, 8), runtime.nn.RReLU(0.1, 0.3),
+                                      runtime.nn.Linear(8, 3))
+        optimizer = runtime.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss
+        return model, step
+
+    batches = [runtime.linspace(-1, 1, 24).reshape(4, 6) * (i + 1) for i in range(4)]
+    eager_model, eager_step = make()
+    eager = [eager_step(x).detach().numpy().tobytes() for x in batches]
+    model, step = make()
+    compiled = runtime.compile(step)
+    losses = [compiled(x).detach().numpy().tobytes() for x in batches]
+    assert compiled.fallback_reason is None
+    assert losses == eager and len(set(losses)) == len(batches)
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()

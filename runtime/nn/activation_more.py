@@ -187,7 +187,7 @@ def _with_noise(op: Any, input: Tensor, lower: float, upper: float, training: bo
     as torch.rrelu checks them."""
     if not float(lower) <= float(upper):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    noise = Tensor._make(np.empty(input.shape, input.detach()._data.dtype), None)
+    noise = random_ops.empty_like_layout(input)
     return op(input, noise, lower, upper, training, generator)
 
 
