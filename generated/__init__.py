@@ -4,6 +4,8 @@
 
 These modules are one layer of the runtime, between its graph-recording helpers
 (runtime/recording.py) and its composite ops: `import runtime` imports them in order.
-Importing one of them before `runtime` fails, as any import cycle would: the runtime
-package they import from imports them in turn.
+So importing one of them first (`import generated.ops`) imports the runtime first, which
+imports them in that order; on its own it would meet the runtime half made (an import cycle).
 """
+
+import runtime  # noqa: F401 - see above

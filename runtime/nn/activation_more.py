@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from generated import ops
 from runtime import composite, dtypes, factories, kernels, random_ops
 from runtime import modes as _modes
