@@ -4128,6 +4128,15 @@ def linalg_solve_ex(A, B, left=True, check_errors=False):
     return _array(np.ascontiguousarray(X), A.dtype), info
 
 
+def _linalg_solve_ex(A, B, left=True, check_errors=False):
+    """(result, LU, pivots, info): linalg_solve_ex's solution and info, with the LU
+    factorisation of A (getrf's, 1-based int32 pivots) that torch's solve keeps for its
+    derivatives."""
+    X, info = linalg_solve_ex(A, B, left, check_errors)
+    LU, pivots, _ = _lu_factor(A)
+    return X, LU.astype(A.dtype, copy=False), pivots, info
+
+
 def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")

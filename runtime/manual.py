@@ -23,7 +23,7 @@ NAMESPACE_NAMES = (
     "constant_pad_nd", "convolution", "convolution_backward", "cos", "cumsum", "digamma",
     "elu_backward", "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip",
     "gather", "huber_loss_backward", "i0", "index_add", "index_fill", "index_select",
-    "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "_linalg_solve_ex",
     "linalg_solve_triangular", "log", "logcumsumexp", "logical_and", "logical_or", "lt",
     "lu_unpack", "masked_select", "matmul", "mean", "mm", "numel", "ones_like", "permute", "pow",
     "prod", "put", "reciprocal", "reshape", "scatter", "scatter_add", "scatter_reduce", "select",
@@ -1706,7 +1706,7 @@ def _det_nonsingular(ops: Any, d: Any, A: Any, LU: Any, pivots: Any) -> Any:
     differentiable in A (torch's choice under grad mode)."""
     if _on_arrays(ops) and LU is not None:  # LU is of Aᵀ when A is contiguous (use_A_T)
         return ops.linalg_lu_solve(LU, pivots, d, adjoint=not ops.is_contiguous(A))
-    return ops.linalg_solve_ex(_mT(ops, A), d)[0]
+    return ops._linalg_solve_ex(_mT(ops, A), d)[0]
 
 
 def linalg_det_jvp(ops: Any, dA: Any, det: Any, LU: Any, pivots: Any, use_A_T: bool) -> Any:
@@ -2057,14 +2057,14 @@ def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
     projected out) / conj(E), with gL on its diagonal (torch's linalg_eig_backward)."""
     Vh = ops.transpose(conj(ops, V), -2, -1)
     if gV is None:
-        return ops.linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
+        return ops._linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
     VhgV = ops.matmul(Vh, gV)
     real_diagonal = _real_part(ops, _diagonal(ops, VhgV))
     VhgV = VhgV - ops.matmul(Vh, V * ops.unsqueeze(real_diagonal, -2))
     gA = VhgV / _gaps(ops, conj(ops, L))
     if gL is not None:
         gA = gA - _diag_embed(ops, _diagonal(ops, gA)) + _diag_embed(ops, gL)
-    return ops.linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
+    return ops._linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
 
 
 def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
@@ -2089,7 +2089,7 @@ def linalg_eig_jvp(ops: Any, dA: Any, L: Any, V: Any, is_hermitian: bool) -> tup
         dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
     else:
         dA = dA if _is_complex(dA) else ops.to(dA, V.dtype)
-        dP = ops.linalg_solve_ex(V, ops.matmul(dA, V))[0]
+        dP = ops._linalg_solve_ex(V, ops.matmul(dA, V))[0]
     dL = _diagonal(ops, dP)
     dV = ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
     if not is_hermitian:
@@ -2260,7 +2260,7 @@ def linalg_lstsq_residuals_jvp(ops: Any, A: Any, B: Any, dA: Any, dB: Any, X: An
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
     "_linalg_det", "_linalg_svd", "all", "any", "cholesky_solve", "eq", "eye", "is_contiguous",
-    "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "_linalg_solve_ex",
     "linalg_solve_triangular", "lt", "lu_unpack", "matmul", "squeeze", "transpose",
     "triangular_solve", "tril", "triu",
 }))
@@ -2376,6 +2376,40 @@ def ormqr_jvp(ops: Any, self_t: Any, tau_t: Any, other_t: Any, self: Any, tau: A
     dQ = _mT(ops, dQ) if transpose else dQ
     moved = ops.matmul(dQ, other) if left else ops.matmul(other, dQ)
     return moved + ops.ormqr(self, tau, other_t, left, transpose)
+
+
+
+# -- torch's linalg_solve_backward / linalg_solve_jvp (for _linalg_solve_ex) -------------------
+
+def _solve_vector_rhs(LU: Any, X: Any) -> bool:
+    """torch's rule: the right-hand side is a (batch of) vector(s) when it is 1-D, or has
+    one dimension less than A and A's batch shape before its last dimension."""
+    return X.ndim == 1 or (X.ndim == LU.ndim - 1 and tuple(X.shape) == tuple(LU.shape[:-1]))
+
+
+def linalg_solve_backward(ops: Any, gX: Any, X: Any, A: Any, LU: Any, pivots: Any,
+                          left: bool, B_requires_grad: bool) -> tuple[Any, Any]:
+    """For X = A⁻¹B: gB = A⁻ᴴ gX and gA = -gB Xᴴ (X A = B: gA = -Xᴴ gB), a vector
+    right-hand side taken as one column."""
+    vector = _solve_vector_rhs(LU, X)
+    gX_ = ops.unsqueeze(gX, -1) if vector else gX
+    gB_ = ops._linalg_solve_ex(ops.conj(_mT(ops, A)), gX_, left=left)[0]
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    XH = ops.conj(_mT(ops, X_))  # Xᴴ (the transpose of a real X)
+    gA = -ops.matmul(gB_, XH) if left else -ops.matmul(XH, gB_)
+    gB = (ops.squeeze(gB_, -1) if vector else gB_) if B_requires_grad else None
+    return gA, gB
+
+
+def linalg_solve_jvp(ops: Any, dA: Any, dB: Any, X: Any, LU: Any, pivots: Any,
+                     left: bool, use_A_T: bool = False) -> Any:
+    """dX = A⁻¹(dB - dA X) (left), or (dB - X dA) A⁻¹, solved with A's LU factors."""
+    vector = _solve_vector_rhs(LU, X)
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    dB_ = ops.unsqueeze(dB, -1) if vector else dB
+    R_ = ops.matmul(dA, X_) if left else ops.matmul(X_, dA)
+    dX_ = ops.linalg_lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
+    return ops.squeeze(dX_, -1) if vector else dX_
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "ormqr", "squeeze", "tril"}))
