@@ -1,6 +1,6 @@
 """torch.linalg: norms, inverse and solve, over the spec's ops.
 
-`inv` and `solve` are the spec's linalg_inv_ex and linalg_solve_ex asked to check for a
+`inv` and `solve` are the spec's linalg_inv_ex and _linalg_solve_ex asked to check for a
 singular matrix (their nodes are LinalgInvExBackward0 and LinalgSolveExBackward0, as in
 PyTorch); the norms are linalg_vector_norm, with amax/amin for the matrix 1- and inf-norms,
 as PyTorch composes them. Norms that need singular values (ord 2, -2, 'nuc') and the
