@@ -7594,7 +7594,7 @@ def linalg_householder_product(input, tau):
         v = np.concatenate([np.zeros(input.shape[:-2] + (i,), input.dtype),
                             np.ones(input.shape[:-2] + (1,), input.dtype),
                             input[..., i + 1:, i]], axis=-1)
-        Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :], Q)
+        Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :].conj(), Q)
     return Q
 
 

@@ -2270,8 +2270,12 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
 # -- Householder products (helper linalg, breadth 2) ------------------------------------------
 # (helpers of this block follow; keep this line and the blank ones around it)
 # householder_product(V, tau) is the first n columns of Q = H_1 ... H_k, H_i = I - tau_i v_i v_iᵀ
-# with v_i column i of V below the diagonal and 1 on it. Written for real tensors (gradgen's
-# formulas take ᴴ as ᵀ, as _mT says).
+# with v_i column i of V below the diagonal and 1 on it (vᴴ, tauᴴ on complex tensors).
+
+def _mH(ops: Any, X: Any) -> Any:
+    """The conjugate transpose of a batch of matrices (the transpose of a real one)."""
+    return ops.conj(_mT(ops, X))
+
 
 def _reflectors(ops: Any, V: Any) -> Any:
     """V's Householder vectors: its strictly lower part, with ones on the diagonal."""
@@ -2281,15 +2285,15 @@ def _reflectors(ops: Any, V: Any) -> Any:
 def _inverse_scales(ops: Any, V: Any, tau: Any) -> Any:
     """sigma_i with H_i(sigma_i) = H_i(tau_i)⁻¹: tau / (tau ‖v‖² - 1)."""
     first = V[..., :, :tau.shape[-1]]
-    return tau / (tau * ops.sum(first * first, [-2]) - 1.0)
+    return tau / (tau * ops.sum(first * ops.conj(first), [-2]) - 1.0)
 
 
 def _reflect(ops: Any, v: Any, t: Any, K: Any, left: bool) -> Any:
-    """(I - t v vᵀ) K, or K (I - t v vᵀ) (v a column (…, m, 1), t (…, 1))."""
+    """(I - t v vᴴ) K, or K (I - t v vᴴ) (v a column (…, m, 1), t (…, 1))."""
     scale = ops.unsqueeze(t, -1)
     if left:
-        return K - (scale * v) * ops.matmul(_mT(ops, v), K)
-    return K - ops.matmul(K, scale * v) * _mT(ops, v)
+        return K - (scale * v) * ops.matmul(_mH(ops, v), K)
+    return K - ops.matmul(K, scale * v) * _mH(ops, v)
 
 
 def householder_product_backward(ops: Any, grad: Any, result: Any, input: Any, tau: Any,
@@ -2306,14 +2310,14 @@ def householder_product_backward(ops: Any, grad: Any, result: Any, input: Any, t
     order = list(range(k - 1, -1, -1)) if flip_order else list(range(k))
     first = order[0]
     K = _reflect(ops, V[..., :, first:first + 1], sigma[..., first:first + 1],
-                 ops.matmul(result, _mT(ops, grad)), not flip_order)
+                 ops.matmul(result, _mH(ops, grad)), not flip_order)
     columns: list[Any] = [None] * k
     scales: list[Any] = [None] * k
     for step, i in enumerate(order):
         v, t = V[..., :, i:i + 1], tau[..., i:i + 1]
-        vK, Kv, scale = ops.matmul(_mT(ops, v), K), ops.matmul(K, v), ops.unsqueeze(t, -1)
-        columns[i] = _mT(ops, -scale * vK) - scale * Kv
-        scales[i] = -ops.squeeze(ops.matmul(vK, v), -1)
+        vK, Kv, scale = ops.matmul(_mH(ops, v), K), ops.matmul(K, v), ops.unsqueeze(t, -1)
+        columns[i] = _mH(ops, -scale * vK) - scale * Kv
+        scales[i] = -ops.conj(ops.squeeze(ops.matmul(vK, v), -1))
         if step + 1 < k:
             after = order[step + 1]
             K = _reflect(ops, V[..., :, after:after + 1], sigma[..., after:after + 1], K,
@@ -2338,7 +2342,7 @@ def householder_product_jvp(ops: Any, dV: Any, dtau: Any, prod: Any, V: Any, tau
         v, dv = V[..., :, i:i + 1], dV[..., :, i:i + 1]
         t, dt = ops.unsqueeze(tau[..., i:i + 1], -1), ops.unsqueeze(dtau[..., i:i + 1], -1)
         after = _reflect(ops, v, sigma[..., i:i + 1], after, True)
-        vK, dvK = ops.matmul(_mT(ops, v), after), ops.matmul(_mT(ops, dv), after)
+        vK, dvK = ops.matmul(_mH(ops, v), after), ops.matmul(_mH(ops, dv), after)
         dH = -(dt * v) * vK - (t * dv) * vK - (t * v) * dvK
         dprod = dprod + ops.matmul(before, dH)
         before = _reflect(ops, v, tau[..., i:i + 1], before, False)
@@ -2356,12 +2360,12 @@ def ormqr_backward(ops: Any, grad: Any, result: Any, self: Any, tau: Any, other:
     self_grad = tau_grad = None
     if grad_input_mask[0] or grad_input_mask[1]:
         if left != transpose:
-            g = _mT(ops, grad) if transpose else grad
-            r = _mT(ops, result) if transpose else result
+            g = _mH(ops, grad) if transpose else grad
+            r = _mH(ops, result) if transpose else result
             self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau)
         else:
-            g = result if transpose else _mT(ops, result)
-            r = grad if transpose else _mT(ops, grad)
+            g = result if transpose else _mH(ops, result)
+            r = grad if transpose else _mH(ops, grad)
             self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau, True)
     return self_grad, tau_grad, other_grad
 
@@ -2373,7 +2377,7 @@ def ormqr_jvp(ops: Any, self_t: Any, tau_t: Any, other_t: Any, self: Any, tau: A
     m = self.shape[-2]
     Q = ops.ormqr(self, tau, ops.zeros_like(self[..., :, :1]) + _eye(ops, m, self), True, False)
     dQ = householder_product_jvp(ops, self_t, tau_t, Q, self, tau)
-    dQ = _mT(ops, dQ) if transpose else dQ
+    dQ = _mH(ops, dQ) if transpose else dQ
     moved = ops.matmul(dQ, other) if left else ops.matmul(other, dQ)
     return moved + ops.ormqr(self, tau, other_t, left, transpose)
 
@@ -2412,7 +2416,7 @@ def linalg_solve_jvp(ops: Any, dA: Any, dB: Any, X: Any, LU: Any, pivots: Any,
     return ops.squeeze(dX_, -1) if vector else dX_
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "ormqr", "squeeze", "tril"}))
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "conj", "ormqr", "squeeze", "tril"}))
 
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------

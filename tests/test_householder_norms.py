@@ -221,3 +221,28 @@ def test_native_norm_dense_is_refused() -> None:
         ours, theirs = caught
         cut = theirs.index(" is only available for these backends")
         assert ours[:cut] == theirs[:cut]
+
+
+@pytest.mark.parametrize(("which", "left", "transpose"), [
+    ("orgqr", True, False), ("ormqr", True, False), ("ormqr", True, True),
+    ("ormqr", False, False), ("ormqr", False, True)])
+def test_complex_householder_gradients(which, left, transpose) -> None:
+    """Complex reflectors: Q = H_1 … H_k with H = I - tau v vᴴ, and the gradients through the
+    conjugate transposes, as torch's."""
+    data = _RNG.standard_normal((2, 4, 3)) + 1j * _RNG.standard_normal((2, 4, 3))
+    a, tau = (t.numpy() for t in torch.geqrf(torch.tensor(data)))
+    other = _RNG.standard_normal((2, 4, 2) if left else (2, 2, 4)) * (1 - 0.5j)
+    found = []
+    for lib in (runtime, torch):
+        inputs = [lib.tensor(x, requires_grad=True) for x in (a, tau, other)]
+        if which == "orgqr":
+            result, inputs = lib.orgqr(*inputs[:2]), inputs[:2]
+        else:
+            result = lib.ormqr(*inputs, left, transpose)
+        weights = lib.tensor(np.cos(np.arange(result.numel() * 2)).reshape(
+            (*result.shape, 2)))
+        loss = (lib.view_as_real(result) * weights).sum()
+        found.append([result.detach().numpy()] +
+                     [g.numpy() for g in lib.autograd.grad(loss, inputs)])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
