@@ -15,6 +15,7 @@ from typing import Any
 
 from generated import ops
 from runtime import arguments, dtypes, factories, kernels
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime import tensor_attributes as _attributes
 from runtime._tensor import Tensor
@@ -607,6 +608,13 @@ def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None
     """The signal whose stft `input` is: each frame's inverse transform, windowed, added
     back in place (overlap-add) and divided by the sum of the squared windows there; the
     centre padding trimmed, or the result cut (or zero-padded) to `length`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(istft, (input, n_fft), {
+            "hop_length": hop_length, "win_length": win_length, "window": window,
+            "center": center, "normalized": normalized, "onesided": onesided,
+            "length": length, "return_complex": return_complex})
+        if heard is not _modes.PASS:
+            return heard
     _check_input("istft", input)
     hop_length = n_fft >> 2 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length

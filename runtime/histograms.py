@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.node import Node
@@ -234,6 +235,11 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
               weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
     """(hist, bin_edges): `bins` equal bins over the data's range (or `range`), or the bins
     whose edges the 1-D tensor `bins` gives, of every element of input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histogram, (input, bins), {
+            "range": range, "weight": weight, "density": density, "out": out})
+        if heard is not _modes.PASS:
+            return heard
     given = {k: v for k, v in (("range", range), ("weight", weight), ("density", density))
              if v is not None and v is not False}
     if not isinstance(input, Tensor) or not (_is_int(bins) or isinstance(bins, Tensor)) \
@@ -295,6 +301,11 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None,  # noqa: A002
     coordinates each), with `bins` equal bins per dimension (an int, or one int per
     dimension) over the data's range (or `range`, 2N numbers), or the bins whose edges a
     sequence of N 1-D tensors gives."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histogramdd, (input, bins), {
+            "range": range, "weight": weight, "density": density})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     dims = input.shape[-1]
