@@ -616,6 +616,9 @@ def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None
         if heard is not _modes.PASS:
             return heard
     _check_input("istft", input)
+    if isinstance(n_fft, bool) or not isinstance(n_fft, int):
+        raise TypeError("istft(): argument 'n_fft' (position 2) must be int, not "
+                        f"{arguments.type_name(n_fft)}")
     hop_length = n_fft >> 2 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if not input.dtype.is_complex:

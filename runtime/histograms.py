@@ -243,8 +243,10 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     given = {k: v for k, v in (("range", range), ("weight", weight), ("density", density))
              if v is not None and v is not False}
     if not isinstance(input, Tensor) or not (_is_int(bins) or isinstance(bins, Tensor)) \
-            or (isinstance(bins, Tensor) and range is not None):
+            or (isinstance(bins, Tensor) and range is not None) \
+            or not (range is None or isinstance(range, list | tuple)):
         raise _invalid((input, bins), given)
+    _check_range("histogram", range)
     if out is not None:
         return _histogram_out(input, bins, range, weight, density, out, given)
     points = input._data.reshape(-1, 1)
@@ -291,6 +293,34 @@ def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | No
     return _HistogramOut(hist, edges)
 
 
+def _bins_list(bins: Any) -> list:
+    """histogramdd's bins as torch's parser reads them: all tensors when the first one is,
+    else all ints."""
+    bins = list(bins)
+    tensors = bool(bins) and isinstance(bins[0], Tensor)
+    for position, value in enumerate(bins):
+        if tensors and not isinstance(value, Tensor) or not tensors and position == 0 \
+                and not _is_int(value):
+            raise TypeError(f"expected Tensor as element {position} in argument 1, but got "
+                            f"{arguments.type_name(value)}")
+        if not tensors and not _is_int(value):
+            raise TypeError("histogramdd(): argument 'bins' failed to unpack the object at pos "
+                            f"2 with error \"type must be tuple of ints,but got "
+                            f"{arguments.type_name(value)}\"")
+    return bins
+
+
+def _check_range(name: str, bin_range: Any) -> None:
+    """`range` must be a sequence of numbers (torch's parser's message otherwise)."""
+    if bin_range is None or not isinstance(bin_range, list | tuple):
+        return
+    for position, value in enumerate(bin_range):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise TypeError(f"{name}(): argument 'range' must be tuple of floats, but found "
+                            f"element of type {arguments.type_name(value)} at pos "
+                            f"{position + 1}")
+
+
 def _flat(weight: Tensor | None) -> Tensor | None:
     return None if weight is None else weight.reshape(-1)
 
@@ -309,22 +339,17 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None,  # noqa: A002
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     dims = input.shape[-1]
-    points = input._data.reshape(-1, dims)
+    points = input._data.reshape(math.prod(input.shape[:-1]), dims)
     weights = None if weight is None else weight._data.reshape(-1)
-    if _is_int(bins):
-        bins = [int(bins)] * dims
-    bins = list(bins)
-    if bins and builtins.all(isinstance(b, Tensor) for b in bins):
+    _check_range("histogramdd", range)
+    bins = [int(bins)] * dims if _is_int(bins) else _bins_list(bins)
+    if bins and isinstance(bins[0], Tensor):
         edges = [b._data for b in bins]
         _check_inputs(input, points, edges, weight)
         _float_kernel(points, "histogram_cpu")
         hist = Tensor._make(_fill(points, edges, weights, density, linear=False), None)
         _record("_histogramdd_from_bin_tensors", (input, weight), [hist])
         return _HistogramDD(hist, tuple(bins))
-    for position, value in enumerate(bins):
-        if not _is_int(value):
-            raise TypeError(f"expected Tensor as element {position} in argument 1, but got "
-                            f"{arguments.type_name(value)}")
     if len(bins) != dims:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
                            "dimension of the input.")
