@@ -2412,7 +2412,13 @@ def linalg_solve_jvp(ops: Any, dA: Any, dB: Any, X: Any, LU: Any, pivots: Any,
     X_ = ops.unsqueeze(X, -1) if vector else X
     dB_ = ops.unsqueeze(dB, -1) if vector else dB
     R_ = ops.matmul(dA, X_) if left else ops.matmul(X_, dA)
-    dX_ = ops.linalg_lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
+    if _is_complex(LU):  # gradgen's linalg_lu_solve is real: solve with A = P L U itself
+        P, L, U = ops.lu_unpack(LU, pivots)
+        A = ops.matmul(P, ops.matmul(L, U))
+        A = _mT(ops, A) if use_A_T else A
+        dX_ = ops._linalg_solve_ex(A, dB_ - R_, left=left)[0]
+    else:
+        dX_ = ops.linalg_lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
     return ops.squeeze(dX_, -1) if vector else dX_
 
 
