@@ -34,6 +34,10 @@ _SIGNATURES = (" * (Tensor input, Tensor bins, *, Tensor weight = None, bool den
                "tuple of Tensors out = None)\n * (Tensor input, int bins = 100, *, tuple of "
                "floats range = None, Tensor weight = None, bool density = False, tuple of "
                "Tensors out = None)\n")
+_METHOD_SIGNATURES = (" * (Tensor bins, *, Tensor weight = None, bool density = False)\n * (int "
+                      "bins = 100, *, tuple of floats range = None, Tensor weight = None, bool "
+                      "density = False)\n")
+_KEYWORDS = ("range", "weight", "density", "out")
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
                "bfloat16": "BFloat16"}
@@ -222,33 +226,60 @@ def _linear_edges(points: np.ndarray, counts: list[int], bin_range: Any) -> list
             for (low, high), count in zip(outer, counts, strict=True)]
 
 
-def _invalid(args: tuple, kwargs: dict) -> TypeError:
+def _invalid(args: tuple, kwargs: dict, method: bool = False) -> TypeError:
+    """torch's parser's message for a call that fits neither signature (as it was made:
+    its positional arguments and keywords; a method's without self)."""
     return TypeError(arguments._invalid_combination_message(
-        "histogram", arguments._describe(args, kwargs, (Tensor,)), _SIGNATURES))
+        "histogram", arguments._describe(args, kwargs, (Tensor,)),
+        _METHOD_SIGNATURES if method else _SIGNATURES))
+
+
+def _histogram_arguments(args: tuple, kwargs: dict, method: bool) -> tuple:
+    """(input, bins, range, weight, density, out) of a histogram call, or torch's TypeError
+    when it fits neither of torch's signatures."""
+    names = ("bins",) if method else ("input", "bins")
+    shown = args[1:] if method else args  # what the message lists: a method's without self
+    given = dict(zip(names, shown, strict=False))
+    unknown = set(kwargs) - set(names) - set(_KEYWORDS[:3] if method else _KEYWORDS)
+    if len(shown) > len(names) or unknown or set(given) & set(kwargs):
+        raise _invalid(shown, kwargs, method)
+    given.update(kwargs)
+    if method:
+        given["input"] = args[0]
+    input, bins = given.get("input"), given.get("bins", 100)  # noqa: A001
+    bin_range, weight, out = given.get("range"), given.get("weight"), given.get("out")
+    density = given.get("density", False)
+    fits = isinstance(input, Tensor) and (_is_int(bins) or isinstance(bins, Tensor)) \
+        and not (isinstance(bins, Tensor) and bin_range is not None) \
+        and (bin_range is None or isinstance(bin_range, list | tuple)) \
+        and (weight is None or isinstance(weight, Tensor)) and isinstance(density, bool) \
+        and (out is None or isinstance(out, list | tuple) and len(out) == 2
+             and builtins.all(isinstance(t, Tensor) for t in out))
+    if not fits:
+        raise _invalid(shown, kwargs, method)
+    _check_range("histogram", bin_range)
+    return input, bins, bin_range, weight, density, out
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
-def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
-              weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
-    """(hist, bin_edges): `bins` equal bins over the data's range (or `range`), or the bins
+def histogram(*args: Any, **kwargs: Any) -> Any:
+    """torch.histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    (hist, bin_edges), `bins` equal bins over the data's range (or `range`), or the bins
     whose edges the 1-D tensor `bins` gives, of every element of input."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(histogram, (input, bins), {
-            "range": range, "weight": weight, "density": density, "out": out})
+        heard = _modes.dispatch(histogram, args, kwargs)
         if heard is not _modes.PASS:
             return heard
-    given = {k: v for k, v in (("range", range), ("weight", weight), ("density", density))
-             if v is not None and v is not False}
-    if not isinstance(input, Tensor) or not (_is_int(bins) or isinstance(bins, Tensor)) \
-            or (isinstance(bins, Tensor) and range is not None) \
-            or not (range is None or isinstance(range, list | tuple)):
-        raise _invalid((input, bins), given)
-    _check_range("histogram", range)
+    return _histogram(*_histogram_arguments(args, kwargs, False))
+
+
+def _histogram(input: Tensor, bins: Any, range: Any, weight: Tensor | None,  # noqa: A002
+               density: bool, out: Any) -> Any:
     if out is not None:
-        return _histogram_out(input, bins, range, weight, density, out, given)
+        return _histogram_out(input, bins, range, weight, density, out)
     points = input._data.reshape(-1, 1)
     weights = None if weight is None else weight._data.reshape(-1)
     if isinstance(bins, Tensor):
@@ -270,11 +301,8 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
 
 
 def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | None,
-                   density: bool, out: Any, given: dict) -> Any:
+                   density: bool, out: Any) -> Any:
     """histogram(..., out=(hist, bin_edges)): both written (resized), in input's dtype."""
-    if not (isinstance(out, list | tuple) and len(out) == 2
-            and builtins.all(isinstance(t, Tensor) for t in out)):
-        raise _invalid((input, bins), {**given, "out": out})
     hist, edges = out
     kind = input._data
     if hist._data.dtype != kind.dtype:
@@ -286,7 +314,7 @@ def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | No
                            f"same dtype, but got input {_dtype_word(kind)} and bin_edges "
                            f"{_dtype_word(edges._data)} for dimension 0")
     with grad_mode.no_grad():
-        result = histogram(input, bins, range=bin_range, weight=weight, density=density)
+        result = _histogram(input, bins, bin_range, weight, density, None)
     _out.write(hist, result.hist._data)
     _out.write(edges, result.bin_edges._data)
     _record("histogram", (input, weight), [hist, edges])  # torch's node, on out's tensors
@@ -369,6 +397,6 @@ class HistogramMethods:
 
     __slots__ = ()
 
-    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
-                  weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
-        return histogram(self, bins, range=range, weight=weight, density=density, out=out)
+    def histogram(self, *args: Any, **kwargs: Any) -> Any:
+        """Tensor.histogram(bins=100, *, range=None, weight=None, density=False)."""
+        return _histogram(*_histogram_arguments((self, *args), kwargs, True))

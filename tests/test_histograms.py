@@ -70,6 +70,13 @@ def test_histogram_counts(values, kwargs) -> None:
     _same(_call_both(lambda lib, x: lib.histogram(x, **kwargs), values))
 
 
+def test_histogram_keywords_and_defaults() -> None:
+    _same(_call_both(lambda lib, x: lib.histogram(input=x, bins=3, range=(0.0, 4.0)), _EXACT))
+    _same(_call_both(lambda lib, x: x.histogram(), _VALUES))
+    _same(_call_both(lambda lib, x, b: x.histogram(bins=b, density=True), _EXACT,
+                     np.array([0.0, 2.0, 4.0], np.float32)))
+
+
 def test_histogram_weights_and_density() -> None:
     values = _VALUES.astype(np.float64).reshape(5, 10)
     weight = np.abs(_RNG.standard_normal((5, 10)))
@@ -122,6 +129,13 @@ def test_histogram_special_inputs() -> None:
     (lambda lib, x, b: lib.histogram(x, b), [_EXACT, np.array(2.0, np.float32)]),
     (lambda lib, x, b: lib.histogram(x, b, range=(0.0, 1.0)), [_EXACT, np.ones(2, np.float32)]),
     (lambda lib, x: lib.histogram(x, 3.5), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, bins=3.5), [_EXACT]),
+    (lambda lib, x: x.histogram(3.5), [_EXACT]),
+    (lambda lib, x: x.histogram(3, out=(x, x)), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, range=(0.0, 1.0), weight=3), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, 4), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, foo=1), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, density=1), [_EXACT]),
     (lambda lib, x: lib.histogram(x, 3, range=(1, "a")), [_EXACT]),
     (lambda lib, x: lib.histogram(x, 3, range=5), [_EXACT]),
     (lambda lib, x, b: lib.histogram(np.array([1, 2]), 3), [_EXACT, _EXACT]),
