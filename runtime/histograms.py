@@ -234,6 +234,21 @@ def _invalid(args: tuple, kwargs: dict, method: bool = False) -> TypeError:
         _METHOD_SIGNATURES if method else _SIGNATURES))
 
 
+def _fits_bins(bins: Any, bin_range: Any) -> bool:
+    """An int count of bins (with a sequence as range, or none), or a Tensor of edges."""
+    if isinstance(bins, Tensor):
+        return bin_range is None
+    return _is_int(bins) and (bin_range is None or isinstance(bin_range, list | tuple))
+
+
+def _fits_options(weight: Any, density: Any, out: Any) -> bool:
+    """weight a Tensor or None, density a bool, out None or two Tensors."""
+    if not ((weight is None or isinstance(weight, Tensor)) and isinstance(density, bool)):
+        return False
+    return out is None or (isinstance(out, list | tuple) and len(out) == 2
+                           and builtins.all(isinstance(t, Tensor) for t in out))
+
+
 def _histogram_arguments(args: tuple, kwargs: dict, method: bool) -> tuple:
     """(input, bins, range, weight, density, out) of a histogram call, or torch's TypeError
     when it fits neither of torch's signatures."""
@@ -249,13 +264,8 @@ def _histogram_arguments(args: tuple, kwargs: dict, method: bool) -> tuple:
     input, bins = given.get("input"), given.get("bins", 100)  # noqa: A001
     bin_range, weight, out = given.get("range"), given.get("weight"), given.get("out")
     density = given.get("density", False)
-    fits = isinstance(input, Tensor) and (_is_int(bins) or isinstance(bins, Tensor)) \
-        and not (isinstance(bins, Tensor) and bin_range is not None) \
-        and (bin_range is None or isinstance(bin_range, list | tuple)) \
-        and (weight is None or isinstance(weight, Tensor)) and isinstance(density, bool) \
-        and (out is None or isinstance(out, list | tuple) and len(out) == 2
-             and builtins.all(isinstance(t, Tensor) for t in out))
-    if not fits:
+    if not (isinstance(input, Tensor) and _fits_bins(bins, bin_range)
+            and _fits_options(weight, density, out)):
         raise _invalid(shown, kwargs, method)
     _check_range("histogram", bin_range)
     return input, bins, bin_range, weight, density, out
