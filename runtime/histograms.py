@@ -38,6 +38,10 @@ _METHOD_SIGNATURES = (" * (Tensor bins, *, Tensor weight = None, bool density = 
                       "bins = 100, *, tuple of floats range = None, Tensor weight = None, bool "
                       "density = False)\n")
 _KEYWORDS = ("range", "weight", "density", "out")
+_DD_SIGNATURES = "".join(
+    f" * (Tensor input, {kind} bins, tuple of floats range = None, Tensor weight = None, bool "
+    "density = False)\n" for kind in ("int", "tuple of ints", "tuple of Tensors"))
+_DD_NAMES = ("input", "bins", "range", "weight", "density")
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
                "bfloat16": "BFloat16"}
@@ -363,17 +367,38 @@ def _flat(weight: Tensor | None) -> Tensor | None:
     return None if weight is None else weight.reshape(-1)
 
 
-def histogramdd(input: Tensor, bins: Any, *, range: Any = None,  # noqa: A002
-                weight: Tensor | None = None, density: bool = False) -> Any:
-    """(hist, bin_edges): the histogram of the points of input's innermost dimension (N
-    coordinates each), with `bins` equal bins per dimension (an int, or one int per
-    dimension) over the data's range (or `range`, 2N numbers), or the bins whose edges a
-    sequence of N 1-D tensors gives."""
+def histogramdd(*args: Any, **kwargs: Any) -> Any:
+    """torch.histogramdd(input, bins, range=None, weight=None, density=False): (hist,
+    bin_edges), the histogram of the points of input's innermost dimension (N coordinates
+    each), with `bins` equal bins per dimension (an int, or one int per dimension) over the
+    data's range (or `range`, 2N numbers), or the bins whose edges a sequence of N 1-D
+    tensors gives."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(histogramdd, (input, bins), {
-            "range": range, "weight": weight, "density": density})
+        heard = _modes.dispatch(histogramdd, args, kwargs)
         if heard is not _modes.PASS:
             return heard
+    given = dict(zip(_DD_NAMES, args, strict=False))
+    if len(args) > len(_DD_NAMES) or set(kwargs) - set(_DD_NAMES) or set(given) & set(kwargs):
+        raise _invalid_dd(args, kwargs)
+    given.update(kwargs)
+    input, bins = given.get("input"), given.get("bins")  # noqa: A001
+    weight, density = given.get("weight"), given.get("density", False)
+    bin_range = given.get("range")
+    if not (isinstance(input, Tensor) and (_is_int(bins) or isinstance(bins, list | tuple))
+            and (bin_range is None or isinstance(bin_range, list | tuple))
+            and _fits_options(weight, density, None)):
+        raise _invalid_dd(args, kwargs)
+    return _histogramdd(input, bins, bin_range, weight, density)
+
+
+def _invalid_dd(args: tuple, kwargs: dict) -> TypeError:
+    return TypeError(arguments._invalid_combination_message(
+        "histogramdd", arguments._describe(args, kwargs, (Tensor,)), _DD_SIGNATURES))
+
+
+def _histogramdd(input: Tensor, bins: Any, range: Any, weight: Tensor | None,  # noqa: A002
+                 density: bool) -> Any:
+    """histogramdd once its arguments fit torch's signatures."""
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     dims = input.shape[-1]

@@ -159,6 +159,12 @@ def test_histogramdd(kwargs) -> None:
                          _POINTS, weight))
 
 
+def test_histogramdd_positional_range_and_keywords() -> None:
+    _same(_call_both(lambda lib, x: lib.histogramdd(x, 2, [0.0, 2.0, 0.0, 2.0], None, True),
+                     _POINTS))
+    _same(_call_both(lambda lib, x: lib.histogramdd(input=x, bins=[2, 3]), _POINTS))
+
+
 def test_histogramdd_shapes_and_tensor_bins() -> None:
     points = _RNG.standard_normal((4, 6, 3))
     _same(_call_both(lambda lib, x: lib.histogramdd(x, [2, 3, 4]), points))
@@ -190,6 +196,10 @@ def test_histogramdd_shapes_and_tensor_bins() -> None:
     (lambda lib, x: lib.histogramdd(x, [2, 1.5]), [_POINTS]),
     (lambda lib, x: lib.histogramdd(x, (lib.tensor([0.0, 1.0]), 2)), [_POINTS]),
     (lambda lib, x: lib.histogramdd(x, 2, range=[0, 1, 0, "a"]), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2, weight=3), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2.5), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2, foo=1), [_POINTS]),
 ])
 def test_histogramdd_errors(call, arrays) -> None:
     _same_error(call, *arrays)
