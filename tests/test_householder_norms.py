@@ -205,6 +205,12 @@ def test_nuclear_norm_warns_once_and_out() -> None:
                                                                       "nuc").numpy())
     _same_error(lambda lib, x: lib.nuclear_norm(x, (1,)), data)
     _same_error(lambda lib, x: lib.nuclear_norm(x.long()), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, 5), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, (0, 1), 3), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, "a"), data)
+    _same_error(lambda lib, x: lib.orgqr(x, 3), data)
+    _same_error(lambda lib, x: lib.orgqr(3, x), data)
+    _same_error(lambda lib, x: lib.native_norm(3), data)
 
 
 def test_native_norm_dense_is_refused() -> None:
