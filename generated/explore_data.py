@@ -3466,22 +3466,20 @@ NODES = {
         },
     },
     "LinalgSolveExBackward0": {
-        "entry": "linalg_solve_ex",
-        "schema": "linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)",
+        "entry": "_linalg_solve_ex",
+        "schema": "_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)",
         "formulas": (
-            ("B", "linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]"),
-            ("A", "-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))"),
+            ("A, B", "linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])"),
         ),
         "result": (
-            ("result", "linalg_solve_ex(A_p, B_t - (A_t * result.unsqueeze(-2)).sum(-1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else linalg_solve_ex(A_p, B_t - ((A_t.unsqueeze(-1) * result.unsqueeze(-3)).sum(-2) if left else (result.unsqueeze(-1) * A_t.unsqueeze(-3)).sum(-2)), left=left)[0]", ""),
+            ("result", "linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)", ""),
         ),
         "saved": {
-            "A": "tensor",
-            "left": "value",
-            "B_dim": "dim",
-            "B_sym_sizes": "sizes",
-            "A_sym_sizes": "sizes",
             "result": "output",
+            "A": "tensor",
+            "LU": "output",
+            "pivots": "output",
+            "left": "value",
         },
     },
     "ConvolutionBackward0": {

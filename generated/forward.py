@@ -234,7 +234,7 @@ __all__ = [
     "fmod_Scalar",
     "fmod_Tensor",
     "linalg_inv_ex",
-    "linalg_solve_ex",
+    "_linalg_solve_ex",
     "convolution",
     "convolution_backward",
     "max_pool2d_with_indices",
@@ -2602,14 +2602,14 @@ def linalg_inv_ex(A_p, A_t, check_errors, inverse, info):
     return inverse_t, None
 
 
-def linalg_solve_ex(A_p, A_t, B_p, B_t, left, check_errors, result, info):
-    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+def _linalg_solve_ex(A_p, A_t, B_p, B_t, left, check_errors, result, LU, pivots, info):
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
 
-    derivatives.yaml, entry linalg_solve_ex
-    result: linalg_solve_ex(A_p, B_t - (A_t * result.unsqueeze(-2)).sum(-1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else linalg_solve_ex(A_p, B_t - ((A_t.unsqueeze(-1) * result.unsqueeze(-3)).sum(-2) if left else (result.unsqueeze(-1) * A_t.unsqueeze(-3)).sum(-2)), left=left)[0]
+    derivatives.yaml, entry _linalg_solve_ex
+    result: linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)
     """
-    result_t = ops.linalg_solve_ex(A_p, B_t - ops.sum(A_t * ops.unsqueeze(result, -2), -1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else ops.linalg_solve_ex(A_p, B_t - (ops.sum(ops.unsqueeze(A_t, -1) * ops.unsqueeze(result, -3), -2) if left else ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(A_t, -3), -2)), left=left)[0]
-    return result_t, None
+    result_t = manual.linalg_solve_jvp(ops, A_t, B_t, result, LU, pivots, left)
+    return result_t, None, None, None
 
 
 def convolution(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, result):

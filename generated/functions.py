@@ -7933,43 +7933,53 @@ class LinalgInvExBackward0(Node):
 
 
 class LinalgSolveExBackward0(Node):
-    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
 
-    derivatives.yaml, entry linalg_solve_ex
-    B: linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]
-    A: -(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+    derivatives.yaml, entry _linalg_solve_ex
+    A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])
     """
 
-    __slots__ = ("A_", "_saved_left", "_saved_B_dim", "_saved_B_sym_sizes", "_saved_A_sym_sizes", "result_")
+    __slots__ = ("result_", "A_", "LU_", "pivots_", "_saved_left")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
 
     @property
     def _saved_A(self):
         return self.A_.unpack()
 
     @property
-    def _saved_result(self):
-        return self.result_.unpack(self)
+    def _saved_LU(self):
+        return self.LU_.unpack(self)
+
+    @property
+    def _saved_pivots(self):
+        return self.pivots_.unpack(self)
 
     def release_variables(self):
-        self.A_.reset_data()
         self.result_.reset_data()
+        self.A_.reset_data()
+        self.LU_.reset_data()
+        self.pivots_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = any(g is not None for g in grads)
-        A = ops.unpack(self.A_, self)
-        left = self._saved_left
-        B_dim = self._saved_B_dim
-        B_sym_sizes = self._saved_B_sym_sizes
-        A_sym_sizes = self._saved_A_sym_sizes
         result = ops.unpack(self.result_, self)
+        A = ops.unpack(self.A_, self)
+        LU = ops.unpack(self.LU_, self)
+        pivots = ops.unpack(self.pivots_, self)
+        left = self._saved_left
         grad_inputs = [None, None]
-        # B: linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]
-        if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0]
-        # A: -(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -1) * ops.unsqueeze(ops.conj(result), -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -2) * ops.unsqueeze(ops.conj(result), -3), -1) if left else -ops.sum(ops.unsqueeze(ops.conj(result), -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -2), -3)
+        # A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.linalg_solve_backward(ops, grad, result, A, LU, pivots, left, grad_input_mask[1])
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs
 
 

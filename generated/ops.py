@@ -564,6 +564,7 @@ __all__ = [
     "_linalg_det",
     "_linalg_eigh",
     "_linalg_slogdet",
+    "_linalg_solve_ex",
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
@@ -800,7 +801,6 @@ __all__ = [
     "linalg_matrix_exp",
     "linalg_pinv",
     "linalg_qr",
-    "linalg_solve_ex",
     "linalg_solve_triangular",
     "linear_backward",
     "log",
@@ -1064,7 +1064,7 @@ _topk_return = namedtuple("topk", ["values", "indices"])
 
 _linalg_inv_ex_return = namedtuple("linalg_inv_ex", ["inverse", "info"])
 
-_linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
+__linalg_solve_ex_return = namedtuple("_linalg_solve_ex", ["result", "LU", "pivots", "info"])
 
 _median_dim_return = namedtuple("median", ["values", "indices"])
 
@@ -9980,36 +9980,37 @@ def linalg_inv_ex(A=MISSING, *extra, check_errors=False, **kwargs):
     return _linalg_inv_ex_return(inverse, info)
 
 
-def linalg_solve_ex(A=MISSING, B=MISSING, *extra, left=True, check_errors=False, **kwargs):
-    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+def _linalg_solve_ex(A=MISSING, B=MISSING, *extra, left=True, check_errors=False, **kwargs):
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
 
-    derivatives.yaml, entry linalg_solve_ex
+    derivatives.yaml, entry _linalg_solve_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_solve_ex, (A, B, *extra), {"left": left, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_solve_ex, (A, B, *extra), {"left": left, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs or extra:
-        A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs, extra)
-    result, info = map(recording.wrap, kernels.linalg_solve_ex(A._data, B._data, left, check_errors))
+        A, B, left, check_errors = _arguments.bind(OVERLOADS["_linalg_solve_ex"], (A, B, left, check_errors,), kwargs, extra)
+    result, LU, pivots, info = map(recording.wrap, kernels._linalg_solve_ex(A._data, B._data, left, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgSolveExBackward0((gradient_edge(A), gradient_edge(B)))
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_left = left
-        grad_fn._saved_B_dim = recording.dim(B)
-        grad_fn._saved_B_sym_sizes = B._data.shape
-        grad_fn._saved_A_sym_sizes = A._data.shape
         recording.set_history(result, grad_fn)
+        recording.skip_output(LU, grad_fn)
+        recording.skip_output(pivots, grad_fn)
         recording.skip_output(info, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A, B):
         with forward_grad.computing_tangents():
-            tangent = forward.linalg_solve_ex(A, forward_grad.tangent(A), B, forward_grad.tangent(B), left, check_errors, result, info)
-        forward_grad.set_tangents((result, info), tangent)
+            tangent = forward._linalg_solve_ex(A, forward_grad.tangent(A), B, forward_grad.tangent(B), left, check_errors, result, LU, pivots, info)
+        forward_grad.set_tangents((result, LU, pivots, info), tangent)
     # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
-    return _linalg_solve_ex_return(result, info)
+        grad_fn.LU_ = SavedVariable(LU, True)
+        grad_fn.pivots_ = SavedVariable(pivots, True)
+    return __linalg_solve_ex_return(result, LU, pivots, info)
 
 
 def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, *extra, **kwargs):
@@ -20722,7 +20723,7 @@ OVERLOADS = {
         Param("A", "Tensor"),
         Param("check_errors", "bool", has_default=True, keyword_only=True),
     )),
-    "linalg_solve_ex": Overload(linalg_solve_ex, kernels.linalg_solve_ex, "linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)", (
+    "_linalg_solve_ex": Overload(_linalg_solve_ex, kernels._linalg_solve_ex, "_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)", (
         Param("A", "Tensor"),
         Param("B", "Tensor"),
         Param("left", "bool", has_default=True, keyword_only=True),
@@ -23145,8 +23146,8 @@ BY_NAME = {
     "linalg_inv_ex": (
         OVERLOADS["linalg_inv_ex"],
     ),
-    "linalg_solve_ex": (
-        OVERLOADS["linalg_solve_ex"],
+    "_linalg_solve_ex": (
+        OVERLOADS["_linalg_solve_ex"],
     ),
     "convolution": (
         OVERLOADS["convolution"],

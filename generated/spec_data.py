@@ -874,8 +874,8 @@ FORMULAS = {
         0: "A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)",
     },
     "LinalgSolveExBackward0": {
-        0: "A: -(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))",
-        1: "B: linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]",
+        0: "A: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])",
+        1: "B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])",
     },
     "ConvolutionBackward0": {
         0: "input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",

@@ -340,9 +340,10 @@ def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: boo
         else A
     S = ops._linalg_svd(moved, False, True)[1]  # U and Vh too: the derivatives need them
     value = S.sum(-1) if ord == "nuc" else _extreme(S, ord == 2, -1, False)
-    if keepdim:
-        for dim in sorted((rows, columns)):
-            value = value.unsqueeze(dim)
+    if keepdim:  # as torch: two size-1 dims at the end, permuted back (PermuteBackward0)
+        order = [d for d in range(A.ndim) if d not in (rows, columns)] + [rows, columns]
+        value = value.unsqueeze(-1).unsqueeze(-1).permute(
+            [order.index(d) for d in range(A.ndim)])
     return value
 
 

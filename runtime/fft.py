@@ -15,6 +15,7 @@ from typing import Any
 
 from generated import ops
 from runtime import arguments, dtypes, factories, kernels
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime import tensor_attributes as _attributes
 from runtime._tensor import Tensor
@@ -601,15 +602,15 @@ def _istft_frames(input: Tensor, n_fft: int, window: Any, onesided: bool, normal
     return ops._fft_c2r(frames, [2], mode, n_fft)
 
 
-def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None,
-          window: Any = None, center: bool = True, normalized: bool = False,
-          onesided: Any = None, length: Any = None, return_complex: bool = False) -> Any:
-    """The signal whose stft `input` is: each frame's inverse transform, windowed, added
-    back in place (overlap-add) and divided by the sum of the squared windows there; the
-    centre padding trimmed, or the result cut (or zero-padded) to `length`."""
+def _istft_arguments(input: Any, n_fft: Any, window: Any) -> None:
+    """torch's checks of istft's input, n_fft and window before the call is described."""
     _check_input("istft", input)
-    hop_length = n_fft >> 2 if hop_length is None else hop_length
-    win_length = n_fft if win_length is None else win_length
+    if isinstance(n_fft, bool) or not isinstance(n_fft, int):
+        raise TypeError("istft(): argument 'n_fft' (position 2) must be int, not "
+                        f"{arguments.type_name(n_fft)}")
+    if window is not None and not isinstance(window, Tensor):
+        raise TypeError("istft(): argument 'window' must be Tensor, not "
+                        f"{arguments.type_name(window)}")
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")
@@ -617,6 +618,24 @@ def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None
         dims = input.ndim + 1
         raise IndexError(f"Dimension out of range (expected to be in range of [{-dims}, "
                          f"{dims - 1}], but got {-2 if dims < 2 else -3})")
+
+
+def istft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None,
+          window: Any = None, center: bool = True, normalized: bool = False,
+          onesided: Any = None, length: Any = None, return_complex: bool = False) -> Any:
+    """The signal whose stft `input` is: each frame's inverse transform, windowed, added
+    back in place (overlap-add) and divided by the sum of the squared windows there; the
+    centre padding trimmed, or the result cut (or zero-padded) to `length`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(istft, (input, n_fft), {
+            "hop_length": hop_length, "win_length": win_length, "window": window,
+            "center": center, "normalized": normalized, "onesided": onesided,
+            "length": length, "return_complex": return_complex})
+        if heard is not _modes.PASS:
+            return heard
+    _istft_arguments(input, n_fft, window)
+    hop_length = n_fft >> 2 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
 
     def describe() -> str:
         return _istft_call(input, n_fft, hop_length, win_length, window, center, normalized,

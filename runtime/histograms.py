@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.node import Node
@@ -33,6 +34,14 @@ _SIGNATURES = (" * (Tensor input, Tensor bins, *, Tensor weight = None, bool den
                "tuple of Tensors out = None)\n * (Tensor input, int bins = 100, *, tuple of "
                "floats range = None, Tensor weight = None, bool density = False, tuple of "
                "Tensors out = None)\n")
+_METHOD_SIGNATURES = (" * (Tensor bins, *, Tensor weight = None, bool density = False)\n * (int "
+                      "bins = 100, *, tuple of floats range = None, Tensor weight = None, bool "
+                      "density = False)\n")
+_KEYWORDS = ("range", "weight", "density", "out")
+_DD_SIGNATURES = "".join(
+    f" * (Tensor input, {kind} bins, tuple of floats range = None, Tensor weight = None, bool "
+    "density = False)\n" for kind in ("int", "tuple of ints", "tuple of Tensors"))
+_DD_NAMES = ("input", "bins", "range", "weight", "density")
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
                "bfloat16": "BFloat16"}
@@ -221,26 +230,70 @@ def _linear_edges(points: np.ndarray, counts: list[int], bin_range: Any) -> list
             for (low, high), count in zip(outer, counts, strict=True)]
 
 
-def _invalid(args: tuple, kwargs: dict) -> TypeError:
+def _invalid(args: tuple, kwargs: dict, method: bool = False) -> TypeError:
+    """torch's parser's message for a call that fits neither signature (as it was made:
+    its positional arguments and keywords; a method's without self)."""
     return TypeError(arguments._invalid_combination_message(
-        "histogram", arguments._describe(args, kwargs, (Tensor,)), _SIGNATURES))
+        "histogram", arguments._describe(args, kwargs, (Tensor,)),
+        _METHOD_SIGNATURES if method else _SIGNATURES))
+
+
+def _fits_bins(bins: Any, bin_range: Any) -> bool:
+    """An int count of bins (with a sequence as range, or none), or a Tensor of edges."""
+    if isinstance(bins, Tensor):
+        return bin_range is None
+    return _is_int(bins) and (bin_range is None or isinstance(bin_range, list | tuple))
+
+
+def _fits_options(weight: Any, density: Any, out: Any) -> bool:
+    """weight a Tensor or None, density a bool, out None or two Tensors."""
+    if not ((weight is None or isinstance(weight, Tensor)) and isinstance(density, bool)):
+        return False
+    return out is None or (isinstance(out, list | tuple) and len(out) == 2
+                           and builtins.all(isinstance(t, Tensor) for t in out))
+
+
+def _histogram_arguments(args: tuple, kwargs: dict, method: bool) -> tuple:
+    """(input, bins, range, weight, density, out) of a histogram call, or torch's TypeError
+    when it fits neither of torch's signatures."""
+    names = ("bins",) if method else ("input", "bins")
+    shown = args[1:] if method else args  # what the message lists: a method's without self
+    given = dict(zip(names, shown, strict=False))
+    unknown = set(kwargs) - set(names) - set(_KEYWORDS[:3] if method else _KEYWORDS)
+    if len(shown) > len(names) or unknown or set(given) & set(kwargs):
+        raise _invalid(shown, kwargs, method)
+    given.update(kwargs)
+    if method:
+        given["input"] = args[0]
+    input, bins = given.get("input"), given.get("bins", 100)  # noqa: A001
+    bin_range, weight, out = given.get("range"), given.get("weight"), given.get("out")
+    density = given.get("density", False)
+    if not (isinstance(input, Tensor) and _fits_bins(bins, bin_range)
+            and _fits_options(weight, density, out)):
+        raise _invalid(shown, kwargs, method)
+    _check_range("histogram", bin_range)
+    return input, bins, bin_range, weight, density, out
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
-def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
-              weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
-    """(hist, bin_edges): `bins` equal bins over the data's range (or `range`), or the bins
+def histogram(*args: Any, **kwargs: Any) -> Any:
+    """torch.histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    (hist, bin_edges), `bins` equal bins over the data's range (or `range`), or the bins
     whose edges the 1-D tensor `bins` gives, of every element of input."""
-    given = {k: v for k, v in (("range", range), ("weight", weight), ("density", density))
-             if v is not None and v is not False}
-    if not isinstance(input, Tensor) or not (_is_int(bins) or isinstance(bins, Tensor)) \
-            or (isinstance(bins, Tensor) and range is not None):
-        raise _invalid((input, bins), given)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histogram, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _histogram(*_histogram_arguments(args, kwargs, False))
+
+
+def _histogram(input: Tensor, bins: Any, range: Any, weight: Tensor | None,  # noqa: A002
+               density: bool, out: Any) -> Any:
     if out is not None:
-        return _histogram_out(input, bins, range, weight, density, out, given)
+        return _histogram_out(input, bins, range, weight, density, out)
     points = input._data.reshape(-1, 1)
     weights = None if weight is None else weight._data.reshape(-1)
     if isinstance(bins, Tensor):
@@ -262,11 +315,8 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
 
 
 def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | None,
-                   density: bool, out: Any, given: dict) -> Any:
+                   density: bool, out: Any) -> Any:
     """histogram(..., out=(hist, bin_edges)): both written (resized), in input's dtype."""
-    if not (isinstance(out, list | tuple) and len(out) == 2
-            and builtins.all(isinstance(t, Tensor) for t in out)):
-        raise _invalid((input, bins), {**given, "out": out})
     hist, edges = out
     kind = input._data
     if hist._data.dtype != kind.dtype:
@@ -278,42 +328,91 @@ def _histogram_out(input: Tensor, bins: Any, bin_range: Any, weight: Tensor | No
                            f"same dtype, but got input {_dtype_word(kind)} and bin_edges "
                            f"{_dtype_word(edges._data)} for dimension 0")
     with grad_mode.no_grad():
-        result = histogram(input, bins, range=bin_range, weight=weight, density=density)
+        result = _histogram(input, bins, bin_range, weight, density, None)
     _out.write(hist, result.hist._data)
     _out.write(edges, result.bin_edges._data)
     _record("histogram", (input, weight), [hist, edges])  # torch's node, on out's tensors
     return _HistogramOut(hist, edges)
 
 
+def _bins_list(bins: Any) -> list:
+    """histogramdd's bins as torch's parser reads them: all tensors when the first one is,
+    else all ints."""
+    bins = list(bins)
+    tensors = bool(bins) and isinstance(bins[0], Tensor)
+    for position, value in enumerate(bins):
+        if tensors and not isinstance(value, Tensor) or not tensors and position == 0 \
+                and not _is_int(value):
+            raise TypeError(f"expected Tensor as element {position} in argument 1, but got "
+                            f"{arguments.type_name(value)}")
+        if not tensors and not _is_int(value):
+            raise TypeError("histogramdd(): argument 'bins' failed to unpack the object at pos "
+                            f"2 with error \"type must be tuple of ints,but got "
+                            f"{arguments.type_name(value)}\"")
+    return bins
+
+
+def _check_range(name: str, bin_range: Any) -> None:
+    """`range` must be a sequence of numbers (torch's parser's message otherwise)."""
+    if bin_range is None or not isinstance(bin_range, list | tuple):
+        return
+    for position, value in enumerate(bin_range):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise TypeError(f"{name}(): argument 'range' must be tuple of floats, but found "
+                            f"element of type {arguments.type_name(value)} at pos "
+                            f"{position + 1}")
+
+
 def _flat(weight: Tensor | None) -> Tensor | None:
     return None if weight is None else weight.reshape(-1)
 
 
-def histogramdd(input: Tensor, bins: Any, *, range: Any = None,  # noqa: A002
-                weight: Tensor | None = None, density: bool = False) -> Any:
-    """(hist, bin_edges): the histogram of the points of input's innermost dimension (N
-    coordinates each), with `bins` equal bins per dimension (an int, or one int per
-    dimension) over the data's range (or `range`, 2N numbers), or the bins whose edges a
-    sequence of N 1-D tensors gives."""
+def histogramdd(*args: Any, **kwargs: Any) -> Any:
+    """torch.histogramdd(input, bins, range=None, weight=None, density=False): (hist,
+    bin_edges), the histogram of the points of input's innermost dimension (N coordinates
+    each), with `bins` equal bins per dimension (an int, or one int per dimension) over the
+    data's range (or `range`, 2N numbers), or the bins whose edges a sequence of N 1-D
+    tensors gives."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histogramdd, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    given = dict(zip(_DD_NAMES, args, strict=False))
+    if len(args) > len(_DD_NAMES) or set(kwargs) - set(_DD_NAMES) or set(given) & set(kwargs):
+        raise _invalid_dd(args, kwargs)
+    given.update(kwargs)
+    input, bins = given.get("input"), given.get("bins")  # noqa: A001
+    weight, density = given.get("weight"), given.get("density", False)
+    bin_range = given.get("range")
+    if not (isinstance(input, Tensor) and (_is_int(bins) or isinstance(bins, list | tuple))
+            and (bin_range is None or isinstance(bin_range, list | tuple))
+            and _fits_options(weight, density, None)):
+        raise _invalid_dd(args, kwargs)
+    return _histogramdd(input, bins, bin_range, weight, density)
+
+
+def _invalid_dd(args: tuple, kwargs: dict) -> TypeError:
+    return TypeError(arguments._invalid_combination_message(
+        "histogramdd", arguments._describe(args, kwargs, (Tensor,)), _DD_SIGNATURES))
+
+
+def _histogramdd(input: Tensor, bins: Any, range: Any, weight: Tensor | None,  # noqa: A002
+                 density: bool) -> Any:
+    """histogramdd once its arguments fit torch's signatures."""
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     dims = input.shape[-1]
-    points = input._data.reshape(-1, dims)
+    points = input._data.reshape(math.prod(input.shape[:-1]), dims)
     weights = None if weight is None else weight._data.reshape(-1)
-    if _is_int(bins):
-        bins = [int(bins)] * dims
-    bins = list(bins)
-    if bins and builtins.all(isinstance(b, Tensor) for b in bins):
+    _check_range("histogramdd", range)
+    bins = [int(bins)] * dims if _is_int(bins) else _bins_list(bins)
+    if bins and isinstance(bins[0], Tensor):
         edges = [b._data for b in bins]
         _check_inputs(input, points, edges, weight)
         _float_kernel(points, "histogram_cpu")
         hist = Tensor._make(_fill(points, edges, weights, density, linear=False), None)
         _record("_histogramdd_from_bin_tensors", (input, weight), [hist])
         return _HistogramDD(hist, tuple(bins))
-    for position, value in enumerate(bins):
-        if not _is_int(value):
-            raise TypeError(f"expected Tensor as element {position} in argument 1, but got "
-                            f"{arguments.type_name(value)}")
     if len(bins) != dims:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
                            "dimension of the input.")
@@ -333,6 +432,6 @@ class HistogramMethods:
 
     __slots__ = ()
 
-    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
-                  weight: Tensor | None = None, density: bool = False, out: Any = None) -> Any:
-        return histogram(self, bins, range=range, weight=weight, density=density, out=out)
+    def histogram(self, *args: Any, **kwargs: Any) -> Any:
+        """Tensor.histogram(bins=100, *, range=None, weight=None, density=False)."""
+        return _histogram(*_histogram_arguments((self, *args), kwargs, True))

@@ -4266,6 +4266,15 @@ def linalg_solve_ex(A, B, left=True, check_errors=False):
     return _array(np.ascontiguousarray(X), A.dtype), info
 
 
+def _linalg_solve_ex(A, B, left=True, check_errors=False):
+    """(result, LU, pivots, info): linalg_solve_ex's solution and info, with the LU
+    factorisation of A (getrf's, 1-based int32 pivots) that torch's solve keeps for its
+    derivatives."""
+    X, info = linalg_solve_ex(A, B, left, check_errors)
+    LU, pivots, _ = _lu_factor(A)
+    return X, LU.astype(A.dtype, copy=False), pivots, info
+
+
 def _scatter_reduce_ufunc(reduce: str) -> np.ufunc:
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
@@ -7727,7 +7736,7 @@ def linalg_householder_product(input, tau):
         v = np.concatenate([np.zeros(input.shape[:-2] + (i,), input.dtype),
                             np.ones(input.shape[:-2] + (1,), input.dtype),
                             input[..., i + 1:, i]], axis=-1)
-        Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :], Q)
+        Q -= tau[..., i, None, None] * v[..., :, None] * np.matmul(v[..., None, :].conj(), Q)
     return Q
 
 

@@ -1,6 +1,6 @@
 """torch.linalg: norms, inverse and solve, over the spec's ops.
 
-`inv` and `solve` are the spec's linalg_inv_ex and linalg_solve_ex asked to check for a
+`inv` and `solve` are the spec's linalg_inv_ex and _linalg_solve_ex asked to check for a
 singular matrix (their nodes are LinalgInvExBackward0 and LinalgSolveExBackward0, as in
 PyTorch); the norms are linalg_vector_norm, with amax/amin for the matrix 1- and inf-norms,
 as PyTorch composes them. Norms that need singular values (ord 2, -2, 'nuc') and the
@@ -113,7 +113,8 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
         if heard is not _modes.PASS:
             return heard
     _tensors("linalg_solve_ex", A=A, B=B)
-    return ops.linalg_solve_ex(A, B, left=left, check_errors=check_errors)
+    result, _, _, info = ops._linalg_solve_ex(A, B, left=left, check_errors=check_errors)
+    return _SolveExResult(result, info)
 
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:
@@ -123,10 +124,11 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Any:
         if heard is not _modes.PASS:
             return heard
     _tensors("linalg_solve", A=A, B=B)
-    return ops.linalg_solve_ex(A, B, left=left, check_errors=True).result
+    return ops._linalg_solve_ex(A, B, left=left, check_errors=True).result
 
 
 _SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+_SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
 _LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 _SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 

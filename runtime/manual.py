@@ -23,7 +23,7 @@ NAMESPACE_NAMES = (
     "constant_pad_nd", "convolution", "convolution_backward", "cos", "cumsum", "digamma",
     "elu_backward", "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip",
     "gather", "gt", "huber_loss_backward", "i0", "index_add", "index_fill", "index_select",
-    "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "_linalg_solve_ex",
     "linalg_solve_triangular", "log", "logcumsumexp", "logical_and", "logical_or", "lt",
     "lu_unpack", "masked_select", "matmul", "mean", "mm", "numel", "ones_like", "permute", "pow",
     "prod", "put", "reciprocal", "reshape", "scatter", "scatter_add", "scatter_reduce", "select",
@@ -1712,7 +1712,7 @@ def _det_nonsingular(ops: Any, d: Any, A: Any, LU: Any, pivots: Any) -> Any:
     differentiable in A (torch's choice under grad mode)."""
     if _on_arrays(ops) and LU is not None:  # LU is of Aᵀ when A is contiguous (use_A_T)
         return ops.linalg_lu_solve(LU, pivots, d, adjoint=not ops.is_contiguous(A))
-    return ops.linalg_solve_ex(_mT(ops, A), d)[0]
+    return ops._linalg_solve_ex(_mT(ops, A), d)[0]
 
 
 def linalg_det_jvp(ops: Any, dA: Any, det: Any, LU: Any, pivots: Any, use_A_T: bool) -> Any:
@@ -2063,14 +2063,14 @@ def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
     projected out) / conj(E), with gL on its diagonal (torch's linalg_eig_backward)."""
     Vh = ops.transpose(conj(ops, V), -2, -1)
     if gV is None:
-        return ops.linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
+        return ops._linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
     VhgV = ops.matmul(Vh, gV)
     real_diagonal = _real_part(ops, _diagonal(ops, VhgV))
     VhgV = VhgV - ops.matmul(Vh, V * ops.unsqueeze(real_diagonal, -2))
     gA = VhgV / _gaps(ops, conj(ops, L))
     if gL is not None:
         gA = gA - _diag_embed(ops, _diagonal(ops, gA)) + _diag_embed(ops, gL)
-    return ops.linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
+    return ops._linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
 
 
 def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
@@ -2095,7 +2095,7 @@ def linalg_eig_jvp(ops: Any, dA: Any, L: Any, V: Any, is_hermitian: bool) -> tup
         dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
     else:
         dA = dA if _is_complex(dA) else ops.to(dA, V.dtype)
-        dP = ops.linalg_solve_ex(V, ops.matmul(dA, V))[0]
+        dP = ops._linalg_solve_ex(V, ops.matmul(dA, V))[0]
     dL = _diagonal(ops, dP)
     dV = ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
     if not is_hermitian:
@@ -2266,7 +2266,7 @@ def linalg_lstsq_residuals_jvp(ops: Any, A: Any, B: Any, dA: Any, dB: Any, X: An
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
     "_linalg_det", "_linalg_svd", "all", "any", "cholesky_solve", "eq", "eye", "is_contiguous",
-    "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "_linalg_solve_ex",
     "linalg_solve_triangular", "lt", "lu_unpack", "matmul", "squeeze", "transpose",
     "triangular_solve", "tril", "triu",
 }))
@@ -2276,8 +2276,12 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
 # -- Householder products (helper linalg, breadth 2) ------------------------------------------
 # (helpers of this block follow; keep this line and the blank ones around it)
 # householder_product(V, tau) is the first n columns of Q = H_1 ... H_k, H_i = I - tau_i v_i v_iᵀ
-# with v_i column i of V below the diagonal and 1 on it. Written for real tensors (gradgen's
-# formulas take ᴴ as ᵀ, as _mT says).
+# with v_i column i of V below the diagonal and 1 on it (vᴴ, tauᴴ on complex tensors).
+
+def _mH(ops: Any, X: Any) -> Any:
+    """The conjugate transpose of a batch of matrices (the transpose of a real one)."""
+    return ops.conj(_mT(ops, X))
+
 
 def _reflectors(ops: Any, V: Any) -> Any:
     """V's Householder vectors: its strictly lower part, with ones on the diagonal."""
@@ -2287,15 +2291,15 @@ def _reflectors(ops: Any, V: Any) -> Any:
 def _inverse_scales(ops: Any, V: Any, tau: Any) -> Any:
     """sigma_i with H_i(sigma_i) = H_i(tau_i)⁻¹: tau / (tau ‖v‖² - 1)."""
     first = V[..., :, :tau.shape[-1]]
-    return tau / (tau * ops.sum(first * first, [-2]) - 1.0)
+    return tau / (tau * ops.sum(first * ops.conj(first), [-2]) - 1.0)
 
 
 def _reflect(ops: Any, v: Any, t: Any, K: Any, left: bool) -> Any:
-    """(I - t v vᵀ) K, or K (I - t v vᵀ) (v a column (…, m, 1), t (…, 1))."""
+    """(I - t v vᴴ) K, or K (I - t v vᴴ) (v a column (…, m, 1), t (…, 1))."""
     scale = ops.unsqueeze(t, -1)
     if left:
-        return K - (scale * v) * ops.matmul(_mT(ops, v), K)
-    return K - ops.matmul(K, scale * v) * _mT(ops, v)
+        return K - (scale * v) * ops.matmul(_mH(ops, v), K)
+    return K - ops.matmul(K, scale * v) * _mH(ops, v)
 
 
 def householder_product_backward(ops: Any, grad: Any, result: Any, input: Any, tau: Any,
@@ -2312,14 +2316,14 @@ def householder_product_backward(ops: Any, grad: Any, result: Any, input: Any, t
     order = list(range(k - 1, -1, -1)) if flip_order else list(range(k))
     first = order[0]
     K = _reflect(ops, V[..., :, first:first + 1], sigma[..., first:first + 1],
-                 ops.matmul(result, _mT(ops, grad)), not flip_order)
+                 ops.matmul(result, _mH(ops, grad)), not flip_order)
     columns: list[Any] = [None] * k
     scales: list[Any] = [None] * k
     for step, i in enumerate(order):
         v, t = V[..., :, i:i + 1], tau[..., i:i + 1]
-        vK, Kv, scale = ops.matmul(_mT(ops, v), K), ops.matmul(K, v), ops.unsqueeze(t, -1)
-        columns[i] = _mT(ops, -scale * vK) - scale * Kv
-        scales[i] = -ops.squeeze(ops.matmul(vK, v), -1)
+        vK, Kv, scale = ops.matmul(_mH(ops, v), K), ops.matmul(K, v), ops.unsqueeze(t, -1)
+        columns[i] = _mH(ops, -scale * vK) - scale * Kv
+        scales[i] = -ops.conj(ops.squeeze(ops.matmul(vK, v), -1))
         if step + 1 < k:
             after = order[step + 1]
             K = _reflect(ops, V[..., :, after:after + 1], sigma[..., after:after + 1], K,
@@ -2344,7 +2348,7 @@ def householder_product_jvp(ops: Any, dV: Any, dtau: Any, prod: Any, V: Any, tau
         v, dv = V[..., :, i:i + 1], dV[..., :, i:i + 1]
         t, dt = ops.unsqueeze(tau[..., i:i + 1], -1), ops.unsqueeze(dtau[..., i:i + 1], -1)
         after = _reflect(ops, v, sigma[..., i:i + 1], after, True)
-        vK, dvK = ops.matmul(_mT(ops, v), after), ops.matmul(_mT(ops, dv), after)
+        vK, dvK = ops.matmul(_mH(ops, v), after), ops.matmul(_mH(ops, dv), after)
         dH = -(dt * v) * vK - (t * dv) * vK - (t * v) * dvK
         dprod = dprod + ops.matmul(before, dH)
         before = _reflect(ops, v, tau[..., i:i + 1], before, False)
@@ -2362,12 +2366,12 @@ def ormqr_backward(ops: Any, grad: Any, result: Any, self: Any, tau: Any, other:
     self_grad = tau_grad = None
     if grad_input_mask[0] or grad_input_mask[1]:
         if left != transpose:
-            g = _mT(ops, grad) if transpose else grad
-            r = _mT(ops, result) if transpose else result
+            g = _mH(ops, grad) if transpose else grad
+            r = _mH(ops, result) if transpose else result
             self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau)
         else:
-            g = result if transpose else _mT(ops, result)
-            r = grad if transpose else _mT(ops, grad)
+            g = result if transpose else _mH(ops, result)
+            r = grad if transpose else _mH(ops, grad)
             self_grad, tau_grad = householder_product_backward(ops, g, r, self, tau, True)
     return self_grad, tau_grad, other_grad
 
@@ -2379,12 +2383,52 @@ def ormqr_jvp(ops: Any, self_t: Any, tau_t: Any, other_t: Any, self: Any, tau: A
     m = self.shape[-2]
     Q = ops.ormqr(self, tau, ops.zeros_like(self[..., :, :1]) + _eye(ops, m, self), True, False)
     dQ = householder_product_jvp(ops, self_t, tau_t, Q, self, tau)
-    dQ = _mT(ops, dQ) if transpose else dQ
+    dQ = _mH(ops, dQ) if transpose else dQ
     moved = ops.matmul(dQ, other) if left else ops.matmul(other, dQ)
     return moved + ops.ormqr(self, tau, other_t, left, transpose)
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "ormqr", "squeeze", "tril"}))
+
+# -- torch's linalg_solve_backward / linalg_solve_jvp (for _linalg_solve_ex) -------------------
+
+def _solve_vector_rhs(LU: Any, X: Any) -> bool:
+    """torch's rule: the right-hand side is a (batch of) vector(s) when it is 1-D, or has
+    one dimension less than A and A's batch shape before its last dimension."""
+    return X.ndim == 1 or (X.ndim == LU.ndim - 1 and tuple(X.shape) == tuple(LU.shape[:-1]))
+
+
+def linalg_solve_backward(ops: Any, gX: Any, X: Any, A: Any, LU: Any, pivots: Any,
+                          left: bool, B_requires_grad: bool) -> tuple[Any, Any]:
+    """For X = A⁻¹B: gB = A⁻ᴴ gX and gA = -gB Xᴴ (X A = B: gA = -Xᴴ gB), a vector
+    right-hand side taken as one column."""
+    vector = _solve_vector_rhs(LU, X)
+    gX_ = ops.unsqueeze(gX, -1) if vector else gX
+    gB_ = ops._linalg_solve_ex(ops.conj(_mT(ops, A)), gX_, left=left)[0]
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    XH = ops.conj(_mT(ops, X_))  # Xᴴ (the transpose of a real X)
+    gA = -ops.matmul(gB_, XH) if left else -ops.matmul(XH, gB_)
+    gB = (ops.squeeze(gB_, -1) if vector else gB_) if B_requires_grad else None
+    return gA, gB
+
+
+def linalg_solve_jvp(ops: Any, dA: Any, dB: Any, X: Any, LU: Any, pivots: Any,
+                     left: bool, use_A_T: bool = False) -> Any:
+    """dX = A⁻¹(dB - dA X) (left), or (dB - X dA) A⁻¹, solved with A's LU factors."""
+    vector = _solve_vector_rhs(LU, X)
+    X_ = ops.unsqueeze(X, -1) if vector else X
+    dB_ = ops.unsqueeze(dB, -1) if vector else dB
+    R_ = ops.matmul(dA, X_) if left else ops.matmul(X_, dA)
+    if _is_complex(LU):  # gradgen's linalg_lu_solve is real: solve with A = P L U itself
+        P, L, U = ops.lu_unpack(LU, pivots)
+        A = ops.matmul(P, ops.matmul(L, U))
+        A = _mT(ops, A) if use_A_T else A
+        dX_ = ops._linalg_solve_ex(A, dB_ - R_, left=left)[0]
+    else:
+        dX_ = ops.linalg_lu_solve(LU, pivots, dB_ - R_, left=left, adjoint=use_A_T)
+    return ops.squeeze(dX_, -1) if vector else dX_
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cat", "conj", "ormqr", "squeeze", "tril"}))
 
 
 # -- nn kernels (torch's spec, family 4) -------------------------------------------------------

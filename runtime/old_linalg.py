@@ -36,6 +36,10 @@ def orgqr(input: Any, tau: Any, *, out: Any = None) -> Any:  # noqa: A002 - torc
         heard = _modes.dispatch(orgqr, (input, tau), {"out": out})
         if heard is not _modes.PASS:
             return heard
+    for position, (name, value) in enumerate((("input", input), ("input2", tau)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"orgqr(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {arguments.type_name(value)}")
     return linalg.householder_product(input, tau, out=out)
 
 
@@ -52,11 +56,28 @@ def nuclear_norm(input: Any, dim: Any = None, keepdim: Any = False, *,  # noqa: 
     if not isinstance(input, Tensor):
         raise TypeError("nuclear_norm(): argument 'input' (position 1) must be Tensor, not "
                         f"{arguments.type_name(input)}")
+    if isinstance(dim, int):  # torch's int[2] takes one int for both
+        dim = (dim, dim)
+    if not _fits(dim, keepdim):
+        given = [input, *([] if dim is None else [dim]), *([keepdim] if keepdim else [])]
+        raise TypeError(arguments._invalid_combination_message(
+            "nuclear_norm", arguments._describe(tuple(given), {}, (Tensor,)), _NUCLEAR_FORMS))
     if out is not None:
         _warn_once("nuclear_norm_out" if dim is None else "nuclear_norm_dim_out")
         return _out.call("nuclear_norm", _nuclear, (input, dim, keepdim), {}, out)
     _warn_once("nuclear_norm")
     return _nuclear(input, dim, keepdim)
+
+
+_NUCLEAR_FORMS = (" * (Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = "
+                  "None)\n * (Tensor input, bool keepdim = False, *, Tensor out = None)\n")
+
+
+def _fits(dim: Any, keepdim: Any) -> bool:
+    """dim None or a sequence of ints, keepdim a bool: one of torch's two signatures."""
+    ints = dim is None or isinstance(dim, list | tuple) and all(
+        isinstance(d, int) and not isinstance(d, bool) for d in dim)
+    return ints and isinstance(keepdim, bool)
 
 
 def _nuclear(input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A002
@@ -66,6 +87,9 @@ def _nuclear(input: Tensor, dim: Any, keepdim: bool) -> Any:  # noqa: A002
 def native_norm(input: Any, p: Any = 2, dim: Any = None, keepdim: bool = False,  # noqa: A002
                 dtype: Any = None) -> Any:
     """torch registers native_norm for sparse CPU tensors only: a dense call fails."""
+    if not isinstance(input, Tensor):
+        raise TypeError("native_norm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{arguments.type_name(input)}")
     op = "aten::native_norm" if dim is None and dtype is None else \
         "aten::native_norm.ScalarOpt_dim_dtype"
     raise NotImplementedError(

@@ -70,6 +70,13 @@ def test_histogram_counts(values, kwargs) -> None:
     _same(_call_both(lambda lib, x: lib.histogram(x, **kwargs), values))
 
 
+def test_histogram_keywords_and_defaults() -> None:
+    _same(_call_both(lambda lib, x: lib.histogram(input=x, bins=3, range=(0.0, 4.0)), _EXACT))
+    _same(_call_both(lambda lib, x: x.histogram(), _VALUES))
+    _same(_call_both(lambda lib, x, b: x.histogram(bins=b, density=True), _EXACT,
+                     np.array([0.0, 2.0, 4.0], np.float32)))
+
+
 def test_histogram_weights_and_density() -> None:
     values = _VALUES.astype(np.float64).reshape(5, 10)
     weight = np.abs(_RNG.standard_normal((5, 10)))
@@ -122,6 +129,15 @@ def test_histogram_special_inputs() -> None:
     (lambda lib, x, b: lib.histogram(x, b), [_EXACT, np.array(2.0, np.float32)]),
     (lambda lib, x, b: lib.histogram(x, b, range=(0.0, 1.0)), [_EXACT, np.ones(2, np.float32)]),
     (lambda lib, x: lib.histogram(x, 3.5), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, bins=3.5), [_EXACT]),
+    (lambda lib, x: x.histogram(3.5), [_EXACT]),
+    (lambda lib, x: x.histogram(3, out=(x, x)), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, range=(0.0, 1.0), weight=3), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, 4), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, foo=1), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, density=1), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, range=(1, "a")), [_EXACT]),
+    (lambda lib, x: lib.histogram(x, 3, range=5), [_EXACT]),
     (lambda lib, x, b: lib.histogram(np.array([1, 2]), 3), [_EXACT, _EXACT]),
 ])
 def test_histogram_errors(call, arrays) -> None:
@@ -143,10 +159,17 @@ def test_histogramdd(kwargs) -> None:
                          _POINTS, weight))
 
 
+def test_histogramdd_positional_range_and_keywords() -> None:
+    _same(_call_both(lambda lib, x: lib.histogramdd(x, 2, [0.0, 2.0, 0.0, 2.0], None, True),
+                     _POINTS))
+    _same(_call_both(lambda lib, x: lib.histogramdd(input=x, bins=[2, 3]), _POINTS))
+
+
 def test_histogramdd_shapes_and_tensor_bins() -> None:
     points = _RNG.standard_normal((4, 6, 3))
     _same(_call_both(lambda lib, x: lib.histogramdd(x, [2, 3, 4]), points))
     _same(_call_both(lambda lib, x: lib.histogramdd(x, [3, 3]), np.zeros((0, 2), np.float32)))
+    _same(_call_both(lambda lib, x: lib.histogramdd(x, []), np.zeros((3, 2, 0), np.float32)))
     _same(_call_both(lambda lib, x, w: lib.histogramdd(x, 2, weight=w, density=True),
                      points, np.abs(_RNG.standard_normal((4, 6)))))
     edges = [np.array([0.0, 1.0, 2.0], np.float32), np.array([0.0, 1.0, 3.0], np.float32)]
@@ -170,6 +193,13 @@ def test_histogramdd_shapes_and_tensor_bins() -> None:
     (lambda lib, x, w: lib.histogramdd(x, [3, 3], weight=w), [_POINTS, np.ones(5)]),
     (lambda lib, x, b: lib.histogramdd(x, b), [_POINTS, [np.array([0.0, 1.0], np.float32)]]),
     (lambda lib, x: lib.histogramdd(x, [1.5, 2]), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, [2, 1.5]), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, (lib.tensor([0.0, 1.0]), 2)), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2, range=[0, 1, 0, "a"]), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2, weight=3), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2.5), [_POINTS]),
+    (lambda lib, x: lib.histogramdd(x, 2, foo=1), [_POINTS]),
 ])
 def test_histogramdd_errors(call, arrays) -> None:
     _same_error(call, *arrays)

@@ -176,22 +176,12 @@ def test_ormqr_dtype_errors() -> None:
     ((2, 3, 4), (), {"dim": (1, 2), "keepdim": False}),
 ])
 def test_nuclear_norm(shape, args, kwargs) -> None:
+    """Values, gradients and the node (with keepdim, torch's PermuteBackward0)."""
     data = _RNG.standard_normal(shape)
-    keepdim = kwargs.get("keepdim", args[-1] if args and isinstance(args[-1], bool) else False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # keepdim: torch permutes the kept dims back (PermuteBackward0), gradgen unsqueezes
-        # them: the node differs, values and gradients do not.
-        if keepdim:
-            for lib in (runtime, torch):
-                x = lib.tensor(data, requires_grad=True)
-                assert lib.nuclear_norm(x, *args, **kwargs).grad_fn is not None
-            ours = runtime.nuclear_norm(runtime.tensor(data), *args, **kwargs).numpy()
-            theirs = torch.nuclear_norm(torch.tensor(data), *args, **kwargs).numpy()
-            np.testing.assert_allclose(ours, theirs, rtol=1e-10)
-            assert ours.shape == theirs.shape
-            return
         _compare(lambda lib, x: lib.nuclear_norm(x, *args, **kwargs), data)
+        _compare(lambda lib, x: lib.linalg.matrix_norm(x, 2, (0, -1), True), data)
 
 
 def test_nuclear_norm_warns_once_and_out() -> None:
@@ -215,6 +205,12 @@ def test_nuclear_norm_warns_once_and_out() -> None:
                                                                       "nuc").numpy())
     _same_error(lambda lib, x: lib.nuclear_norm(x, (1,)), data)
     _same_error(lambda lib, x: lib.nuclear_norm(x.long()), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, 5), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, (0, 1), 3), data)
+    _same_error(lambda lib, x: lib.nuclear_norm(x, "a"), data)
+    _same_error(lambda lib, x: lib.orgqr(x, 3), data)
+    _same_error(lambda lib, x: lib.orgqr(3, x), data)
+    _same_error(lambda lib, x: lib.native_norm(3), data)
 
 
 def test_native_norm_dense_is_refused() -> None:
@@ -231,3 +227,28 @@ def test_native_norm_dense_is_refused() -> None:
         ours, theirs = caught
         cut = theirs.index(" is only available for these backends")
         assert ours[:cut] == theirs[:cut]
+
+
+@pytest.mark.parametrize(("which", "left", "transpose"), [
+    ("orgqr", True, False), ("ormqr", True, False), ("ormqr", True, True),
+    ("ormqr", False, False), ("ormqr", False, True)])
+def test_complex_householder_gradients(which, left, transpose) -> None:
+    """Complex reflectors: Q = H_1 … H_k with H = I - tau v vᴴ, and the gradients through the
+    conjugate transposes, as torch's."""
+    data = _RNG.standard_normal((2, 4, 3)) + 1j * _RNG.standard_normal((2, 4, 3))
+    a, tau = (t.numpy() for t in torch.geqrf(torch.tensor(data)))
+    other = _RNG.standard_normal((2, 4, 2) if left else (2, 2, 4)) * (1 - 0.5j)
+    found = []
+    for lib in (runtime, torch):
+        inputs = [lib.tensor(x, requires_grad=True) for x in (a, tau, other)]
+        if which == "orgqr":
+            result, inputs = lib.orgqr(*inputs[:2]), inputs[:2]
+        else:
+            result = lib.ormqr(*inputs, left, transpose)
+        weights = lib.tensor(np.cos(np.arange(result.numel() * 2)).reshape(
+            (*result.shape, 2)))
+        loss = (lib.view_as_real(result) * weights).sum()
+        found.append([result.detach().numpy()] +
+                     [g.numpy() for g in lib.autograd.grad(loss, inputs)])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)

@@ -147,6 +147,9 @@ _S = _spectrum((64,), 16, 4, _HANN16)
     (lambda lib, s: lib.istft(s, 16, 4, window=lib.hann_window(16, dtype=lib.float64),
                               center=False), _S),
     (lambda lib, s: lib.istft(s[None, None], 16, 4), _S),
+    (lambda lib, s: lib.istft(s, 16.0, 4), _S),
+    (lambda lib, s: lib.istft(s, True, 4), _S),
+    (lambda lib, s: lib.istft(s, 16, 4, window=3), _S),
 ])
 def test_istft_errors(call, spectrum) -> None:
     _error(call, spectrum)
