@@ -194,6 +194,11 @@ class _Analysis:
             self.saved.append(attr)
 
 
+# Calls a backward formula makes on sizes only, each saving what it reads (not the tensor):
+# the function name -> the _Rewriter method that writes the saved value.
+_SIZE_SAVERS = {"to_args_sizes": "_list_sizes", "TensorGeometry": "_geometry"}
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
@@ -299,17 +304,9 @@ class _Rewriter(ast.NodeTransformer):
             self.visit(func)  # `(lambda g: g)(grad)` is reported as a lambda
             raise self.fail(node, "only named functions and Tensor methods can be called")
         name = func.id
-        if name.startswith("__"):
-            raise self.fail(node, f"dunder name {name!r} is not allowed in a formula")
-        if name == "not_implemented":
-            raise self.fail(node, "not_implemented(...) must be the whole formula")
-        if name == "to_args_sizes" and not (self.scope.forward or self.scope.kernel):
-            return self._list_sizes(node)
-        if name == "TensorGeometry" and not (self.scope.forward or self.scope.kernel):
-            return self._geometry(node)
-        if self.scope.kernel and name == self.scope.schema.base:
-            raise self.fail(node, f"a forward: formula cannot call {name}() itself: write it "
-                            "with other ops of the spec")
+        self._check_callee(node, name)
+        if name in _SIZE_SAVERS and not (self.scope.forward or self.scope.kernel):
+            return getattr(self, _SIZE_SAVERS[name])(node)
         if name in self.scope.ops:
             module = "ops"
         elif name in self.scope.helpers:
@@ -330,6 +327,17 @@ class _Rewriter(ast.NodeTransformer):
         if module == "manual":  # a helper runs on the namespace it is given
             node.args.insert(0, ast.Name(OPS, ast.Load()))
         return node
+
+    def _check_callee(self, node: ast.Call, name: str) -> None:
+        """The names a formula may not call: dunders, not_implemented inside a formula, and
+        (in a forward: formula) the op itself."""
+        if name.startswith("__"):
+            raise self.fail(node, f"dunder name {name!r} is not allowed in a formula")
+        if name == "not_implemented":
+            raise self.fail(node, "not_implemented(...) must be the whole formula")
+        if self.scope.kernel and name == self.scope.schema.base:
+            raise self.fail(node, f"a forward: formula cannot call {name}() itself: write it "
+                            "with other ops of the spec")
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> ast.AST:
         if not isinstance(func.value, ast.Name):

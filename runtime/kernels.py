@@ -301,23 +301,15 @@ def check_fits(value: Any, dtype: np.dtype) -> None:
     the dtype an op computes in: a finite number the dtype cannot hold is refused, as is NaN or
     an infinity for an integer dtype; a negative integer may wrap into an unsigned dtype down
     to -max (-1 is 255 in uint8); a bool dtype takes anything."""
-    kind = type(value)
-    if kind is float and -_F16_MAX <= value <= _F16_MAX and dtype.kind == "f":
+    if type(value) is float and -_F16_MAX <= value <= _F16_MAX and dtype.kind == "f":
         return  # (the usual call)
-    if kind is not float and kind is not int:
-        if not isinstance(value, np.integer | np.floating) and not (
-                type(value) is ndarray and value.ndim == 0 and value.dtype.kind in "iuf"):
-            return  # (a bool, a complex number: not checked here)
-        value = value.item()
-        kind = type(value)
-    if kind is int and not -(1 << 63) <= value < (1 << 64):
-        raise OverflowError("int too big to convert")  # (torch's Scalar holds 64 bits)
-    if dtype.kind not in "fViu":
+    value = _plain_number(value)
+    if value is None or dtype.kind not in "fViu":
         return
     lowest, highest = dtype_range(dtype)
     if dtype.kind in "fV":
         fits = -highest <= value <= highest or not math.isfinite(value)
-    elif kind is int:
+    elif type(value) is int:
         fits = (-value if dtype.kind == "u" and value < 0 else value) <= highest and \
             (value >= lowest or dtype.kind == "u")
     else:
@@ -325,6 +317,20 @@ def check_fits(value: Any, dtype: np.dtype) -> None:
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {_CPP_TYPES[dtype.name]} "
                            "without overflow")
+
+
+def _plain_number(value: Any) -> int | float | None:
+    """A Scalar argument as the Python int or float torch's Scalar holds (None for a bool, a
+    complex number or anything else check_fits leaves alone)."""
+    kind = type(value)
+    if kind is not float and kind is not int:
+        if not isinstance(value, np.integer | np.floating) and not (
+                type(value) is ndarray and value.ndim == 0 and value.dtype.kind in "iuf"):
+            return None
+        value = value.item()
+    if type(value) is int and not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError("int too big to convert")  # (torch's Scalar holds 64 bits)
+    return value
 
 
 def checked(value: Any, dtype: Any) -> Any:
