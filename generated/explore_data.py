@@ -7249,4 +7249,42 @@ NODES = {
         "saved": {
         },
     },
+    "CtcLossBackward0": {
+        "entry": "_ctc_loss",
+        "schema": "_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("log_probs", "_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "log_probs": "tensor",
+            "targets": "tensor",
+            "input_lengths": "value",
+            "target_lengths": "value",
+            "result0": "output",
+            "result1": "output",
+            "blank": "value",
+            "zero_infinity": "value",
+        },
+    },
+    "CtcLossBackward1": {
+        "entry": "_ctc_loss.Tensor",
+        "schema": "_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("log_probs", "_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "log_probs": "tensor",
+            "targets": "tensor",
+            "input_lengths": "tensor",
+            "target_lengths": "tensor",
+            "result0": "output",
+            "result1": "output",
+            "blank": "value",
+            "zero_infinity": "value",
+        },
+    },
 }

@@ -1737,4 +1737,10 @@ FORMULAS = {
         0: "grad_output: not_implemented(\"_embedding_bag_dense_backward\")",
         1: "per_sample_weights: not_implemented(\"_embedding_bag_dense_backward\")",
     },
+    "CtcLossBackward0": {
+        0: "log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)",
+    },
+    "CtcLossBackward1": {
+        0: "log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)",
+    },
 }
