@@ -7287,4 +7287,21 @@ NODES = {
             "zero_infinity": "value",
         },
     },
+    "FusedRmsNormBackward0": {
+        "entry": "_fused_rms_norm",
+        "schema": "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input, weight", "infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)", ""),
+            ("result1", "rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "normalized_shape": "value",
+            "result1": "output",
+            "weight": "tensor",
+        },
+    },
 }

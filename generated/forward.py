@@ -471,6 +471,7 @@ __all__ = [
     "matmul",
     "linear",
     "_embedding_bag",
+    "_fused_rms_norm",
 ]
 
 
@@ -4822,3 +4823,15 @@ def _embedding_bag(weight_p, weight_t, indices_p, offsets_p, scale_grad_by_freq,
     """
     result0_t = manual.embedding_bag_jvp(ops, weight_t, per_sample_weights_t, weight_p, indices_p, offsets_p, per_sample_weights_p, mode, include_last_offset, padding_idx, result2, result3)
     return result0_t, None, None, None
+
+
+def _fused_rms_norm(input_p, input_t, normalized_shape, weight_p, weight_t, eps, result0, result1):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    result0: rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+    result1: rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)
+    """
+    result0_t = manual.rms_norm_jvp(ops, input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+    result1_t = manual.rms_norm_rstd_jvp(ops, input_p, input_t, result1, normalized_shape)
+    return result0_t, result1_t

@@ -499,6 +499,7 @@ __all__ = [
     "EmbeddingBagDenseBackwardBackward0",
     "CtcLossBackward0",
     "CtcLossBackward1",
+    "FusedRmsNormBackward0",
 ]
 
 
@@ -15750,4 +15751,48 @@ class CtcLossBackward1(Node):
         # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        return grad_inputs
+
+
+class FusedRmsNormBackward0(Node):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    input, weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "_saved_normalized_shape", "result1_", "weight_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.result1_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        normalized_shape = self._saved_normalized_shape
+        result1 = ops.unpack(self.result1_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None]
+        # input, weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.infinitely_differentiable_native_rms_norm_backward(ops, grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs

@@ -154,6 +154,7 @@ from generated.functions import (
     FractionalMaxPool3DBackward0,
     FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
+    FusedRmsNormBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -533,6 +534,7 @@ __all__ = [
     "_fft_c2c",
     "_fft_c2r",
     "_fft_r2c",
+    "_fused_rms_norm",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
     "_grid_sampler_taps",
@@ -18794,6 +18796,37 @@ def _ctc_loss_backward_Tensor(grad_output=MISSING, log_probs=MISSING, targets=MI
     result = recording.wrap(kernels._ctc_loss_backward_Tensor(grad_output._data, log_probs._data, targets._data, input_lengths._data, target_lengths._data, neg_log_likelihood._data, log_alpha._data, blank, zero_infinity))
     return result
 
+
+def _fused_rms_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, eps=MISSING, *extra, **kwargs):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fused_rms_norm, (input, normalized_shape, weight, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or normalized_shape is MISSING or weight is MISSING or kwargs or extra:
+        input, normalized_shape, weight, eps = _arguments.bind(OVERLOADS["_fused_rms_norm"], (input, normalized_shape, weight, eps,), kwargs, extra)
+    normalized_shape = recording.int_tuple(normalized_shape)
+    result0, result1 = map(recording.wrap, kernels._fused_rms_norm(input._data, normalized_shape, (weight._data if isinstance(weight, Tensor) else weight), eps))
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None))
+    if needs_grad:
+        grad_fn = FusedRmsNormBackward0((gradient_edge(input), gradient_edge(weight)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._fused_rms_norm(input, forward_grad.tangent(input), normalized_shape, weight, forward_grad.tangent(weight), eps, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21803,6 +21836,12 @@ OVERLOADS = {
         Param("blank", "int"),
         Param("zero_infinity", "bool", has_default=True),
     )),
+    "_fused_rms_norm": Overload(_fused_rms_norm, kernels._fused_rms_norm, "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("normalized_shape", "int[]"),
+        Param("weight", "Tensor?"),
+        Param("eps", "float?"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23310,6 +23349,9 @@ BY_NAME = {
     "_ctc_loss_backward": (
         OVERLOADS["_ctc_loss_backward"],
         OVERLOADS["_ctc_loss_backward.Tensor"],
+    ),
+    "_fused_rms_norm": (
+        OVERLOADS["_fused_rms_norm"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

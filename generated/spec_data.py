@@ -1743,4 +1743,8 @@ FORMULAS = {
     "CtcLossBackward1": {
         0: "log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)",
     },
+    "FusedRmsNormBackward0": {
+        0: "input: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
+        1: "weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
+    },
 }

@@ -10117,3 +10117,24 @@ def _ctc_loss_backward_Tensor(grad_output, log_probs, targets, input_lengths, ta
                               neg_log_likelihood, log_alpha, blank, zero_infinity=False):
     return _ctc_loss_backward(grad_output, log_probs, targets, input_lengths, target_lengths,
                               neg_log_likelihood, log_alpha, blank, zero_infinity)
+
+
+# -- RMS normalisation: torch's _fused_rms_norm (helper nnx) ----------------------------------
+
+@silent
+def _fused_rms_norm(input, normalized_shape, weight, eps):
+    """(input * rstd * weight, rstd), rstd = 1 / sqrt(mean(input², normalized dims) + eps),
+    kept as (batch..., 1, ...); half-precision input is normalised in float32 (its rstd
+    stays float32) and eps defaults to that precision's machine epsilon, as torch's."""
+    start = input.ndim - len(normalized_shape)
+    if start < 0 or tuple(input.shape[start:]) != tuple(normalized_shape):
+        _layer_norm_axes(input, normalized_shape)  # torch's message for a wrong shape
+    wide = np.float32 if input.dtype.itemsize < 4 else input.dtype
+    x = input.astype(wide)
+    eps = np.finfo(wide).eps if eps is None else eps
+    rstd = (1 / np.sqrt(np.mean(x * x, axis=tuple(range(start, input.ndim)), keepdims=True)
+                        + eps)).astype(wide)
+    output = (x * rstd).astype(input.dtype)
+    if weight is not None:
+        output = (output * weight).astype(np.result_type(output, weight))
+    return output, rstd
