@@ -314,8 +314,10 @@ def _error(actual: np.ndarray, expected: np.ndarray) -> float:
     scale = ATOL / RTOL + np.abs(expected)
     with np.errstate(invalid="ignore"):
         ratio = np.abs(actual - expected) / scale
-    # NaN where both are NaN is agreement (its scale is NaN too)
-    return float(np.max(np.where(np.isnan(actual) & np.isnan(expected), 0.0, ratio)))
+    # NaN where both are NaN is agreement (its scale is NaN too), and so is the same
+    # infinity in both (inf - inf is NaN)
+    agree = (np.isnan(actual) & np.isnan(expected)) | (actual == expected)
+    return float(np.max(np.where(agree, 0.0, ratio)))
 
 
 def _differentiable_outputs(info: OpInfo, outputs: list) -> list[int]:

@@ -7580,4 +7580,59 @@ NODES = {
             "p": "value",
         },
     },
+    "CtcLossBackward0": {
+        "entry": "_ctc_loss",
+        "schema": "_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("log_probs", "_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "log_probs": "tensor",
+            "targets": "tensor",
+            "input_lengths": "value",
+            "target_lengths": "value",
+            "result0": "output",
+            "result1": "output",
+            "blank": "value",
+            "zero_infinity": "value",
+        },
+    },
+    "CtcLossBackward1": {
+        "entry": "_ctc_loss.Tensor",
+        "schema": "_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("log_probs", "_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "log_probs": "tensor",
+            "targets": "tensor",
+            "input_lengths": "tensor",
+            "target_lengths": "tensor",
+            "result0": "output",
+            "result1": "output",
+            "blank": "value",
+            "zero_infinity": "value",
+        },
+    },
+    "FusedRmsNormBackward0": {
+        "entry": "_fused_rms_norm",
+        "schema": "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input, weight", "infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)", ""),
+            ("result1", "rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "normalized_shape": "value",
+            "result1": "output",
+            "weight": "tensor",
+        },
+    },
 }

@@ -488,6 +488,7 @@ __all__ = [
     "poisson",
     "rrelu_with_noise",
     "rrelu_with_noise_backward",
+    "_fused_rms_norm",
 ]
 
 
@@ -4992,3 +4993,15 @@ def rrelu_with_noise_backward(grad_output_p, grad_output_t, self_p, self_t, nois
     result: rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)
     """
     return ops.rrelu_with_noise_backward(grad_output_t, self_p, noise_p, lower, upper, training, False)
+
+
+def _fused_rms_norm(input_p, input_t, normalized_shape, weight_p, weight_t, eps, result0, result1):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    result0: rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+    result1: rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)
+    """
+    result0_t = manual.rms_norm_jvp(ops, input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+    result1_t = manual.rms_norm_rstd_jvp(ops, input_p, input_t, result1, normalized_shape)
+    return result0_t, result1_t

@@ -520,6 +520,9 @@ __all__ = [
     "RreluWithNoiseFunctionalBackward0",
     "RreluWithNoiseBackwardBackward0",
     "FusedDropoutBackward0",
+    "CtcLossBackward0",
+    "CtcLossBackward1",
+    "FusedRmsNormBackward0",
 ]
 
 
@@ -16336,4 +16339,156 @@ class FusedDropoutBackward0(Node):
         # self: fused_dropout_backward(grad, result1, p)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.fused_dropout_backward(ops, grad, result1, p)
+        return grad_inputs
+
+
+class CtcLossBackward0(Node):
+    """_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _ctc_loss
+    log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+    """
+
+    __slots__ = ("log_probs_", "targets_", "_saved_input_lengths", "_saved_target_lengths", "result0_", "result1_", "_saved_blank", "_saved_zero_infinity")
+
+    @property
+    def _saved_log_probs(self):
+        return self.log_probs_.unpack()
+
+    @property
+    def _saved_targets(self):
+        return self.targets_.unpack()
+
+    @property
+    def _saved_result0(self):
+        return self.result0_.unpack(self)
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.log_probs_.reset_data()
+        self.targets_.reset_data()
+        self.result0_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        log_probs = ops.unpack(self.log_probs_, self)
+        targets = ops.unpack(self.targets_, self)
+        input_lengths = self._saved_input_lengths
+        target_lengths = self._saved_target_lengths
+        result0 = ops.unpack(self.result0_, self)
+        result1 = ops.unpack(self.result1_, self)
+        blank = self._saved_blank
+        zero_infinity = self._saved_zero_infinity
+        grad_inputs = [None]
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        return grad_inputs
+
+
+class CtcLossBackward1(Node):
+    """_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _ctc_loss.Tensor
+    log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+    """
+
+    __slots__ = ("log_probs_", "targets_", "input_lengths_", "target_lengths_", "result0_", "result1_", "_saved_blank", "_saved_zero_infinity")
+
+    @property
+    def _saved_log_probs(self):
+        return self.log_probs_.unpack()
+
+    @property
+    def _saved_targets(self):
+        return self.targets_.unpack()
+
+    @property
+    def _saved_input_lengths(self):
+        return self.input_lengths_.unpack()
+
+    @property
+    def _saved_target_lengths(self):
+        return self.target_lengths_.unpack()
+
+    @property
+    def _saved_result0(self):
+        return self.result0_.unpack(self)
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.log_probs_.reset_data()
+        self.targets_.reset_data()
+        self.input_lengths_.reset_data()
+        self.target_lengths_.reset_data()
+        self.result0_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        log_probs = ops.unpack(self.log_probs_, self)
+        targets = ops.unpack(self.targets_, self)
+        input_lengths = ops.unpack(self.input_lengths_, self)
+        target_lengths = ops.unpack(self.target_lengths_, self)
+        result0 = ops.unpack(self.result0_, self)
+        result1 = ops.unpack(self.result1_, self)
+        blank = self._saved_blank
+        zero_infinity = self._saved_zero_infinity
+        grad_inputs = [None]
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        return grad_inputs
+
+
+class FusedRmsNormBackward0(Node):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    input, weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "_saved_normalized_shape", "result1_", "weight_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.result1_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        normalized_shape = self._saved_normalized_shape
+        result1 = ops.unpack(self.result1_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None]
+        # input, weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.infinitely_differentiable_native_rms_norm_backward(ops, grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs

@@ -101,6 +101,8 @@ from generated.functions import (
     CopysignBackward1,
     CosBackward0,
     CoshBackward0,
+    CtcLossBackward0,
+    CtcLossBackward1,
     CummaxBackward0,
     CumminBackward0,
     CumprodBackward0,
@@ -157,6 +159,7 @@ from generated.functions import (
     FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
     FusedDropoutBackward0,
+    FusedRmsNormBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -544,6 +547,8 @@ __all__ = [
     "_conj_physical",
     "_conv_depthwise2d",
     "_convolution",
+    "_ctc_loss",
+    "_ctc_loss_backward",
     "_embedding_bag",
     "_embedding_bag_backward",
     "_embedding_bag_dense_backward",
@@ -553,6 +558,7 @@ __all__ = [
     "_fft_c2r",
     "_fft_r2c",
     "_fused_dropout",
+    "_fused_rms_norm",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
     "_grid_sampler_taps",
@@ -19361,6 +19367,129 @@ def _fused_dropout(self_=MISSING, p=MISSING, generator=None, *extra, **kwargs):
         forward_grad.not_implemented("_fused_dropout")
     return (result0, result1)
 
+
+def _ctc_loss_default(log_probs=MISSING, targets=MISSING, input_lengths=MISSING, target_lengths=MISSING, blank=0, zero_infinity=False, *extra, **kwargs):
+    """_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _ctc_loss
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss_default, (log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(log_probs, Tensor) or not isinstance(targets, Tensor) or input_lengths is MISSING or target_lengths is MISSING or kwargs or extra:
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity = _arguments.bind(OVERLOADS["_ctc_loss"], (log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,), kwargs, extra)
+    input_lengths = recording.int_tuple(input_lengths)
+    target_lengths = recording.int_tuple(target_lengths)
+    result0, result1 = map(recording.wrap, kernels._ctc_loss(log_probs._data, targets._data, input_lengths, target_lengths, blank, zero_infinity))
+    if _grad_state.enabled and (isinstance(log_probs, Tensor) and (log_probs._requires_grad or log_probs.grad_fn is not None)):
+        grad_fn = CtcLossBackward0((gradient_edge(log_probs),))
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn._saved_input_lengths = input_lengths
+        grad_fn._saved_target_lengths = target_lengths
+        grad_fn._saved_blank = blank
+        grad_fn._saved_zero_infinity = zero_infinity
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        grad_fn.result0_ = SavedVariable(result0, True)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(log_probs):
+        forward_grad.not_implemented("_ctc_loss")
+    return (result0, result1)
+
+
+def _ctc_loss_Tensor(log_probs=MISSING, targets=MISSING, input_lengths=MISSING, target_lengths=MISSING, blank=0, zero_infinity=False, *extra, **kwargs):
+    """_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _ctc_loss.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss_Tensor, (log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(log_probs, Tensor) or not isinstance(targets, Tensor) or not isinstance(input_lengths, Tensor) or not isinstance(target_lengths, Tensor) or kwargs or extra:
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity = _arguments.bind(OVERLOADS["_ctc_loss.Tensor"], (log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,), kwargs, extra)
+    result0, result1 = map(recording.wrap, kernels._ctc_loss_Tensor(log_probs._data, targets._data, input_lengths._data, target_lengths._data, blank, zero_infinity))
+    if _grad_state.enabled and (isinstance(log_probs, Tensor) and (log_probs._requires_grad or log_probs.grad_fn is not None)):
+        grad_fn = CtcLossBackward1((gradient_edge(log_probs),))
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn.input_lengths_ = SavedVariable(input_lengths, False)
+        grad_fn.target_lengths_ = SavedVariable(target_lengths, False)
+        grad_fn._saved_blank = blank
+        grad_fn._saved_zero_infinity = zero_infinity
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        grad_fn.result0_ = SavedVariable(result0, True)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(log_probs):
+        forward_grad.not_implemented("_ctc_loss.Tensor")
+    return (result0, result1)
+
+
+def _ctc_loss_backward_default(grad_output=MISSING, log_probs=MISSING, targets=MISSING, input_lengths=MISSING, target_lengths=MISSING, neg_log_likelihood=MISSING, log_alpha=MISSING, blank=MISSING, zero_infinity=False, *extra, **kwargs):
+    """_ctc_loss_backward(Tensor grad_output, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
+
+    derivatives.yaml, entry _ctc_loss_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss_backward_default, (grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(log_probs, Tensor) or not isinstance(targets, Tensor) or not isinstance(neg_log_likelihood, Tensor) or not isinstance(log_alpha, Tensor) or input_lengths is MISSING or target_lengths is MISSING or blank is MISSING or kwargs or extra:
+        grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity = _arguments.bind(OVERLOADS["_ctc_loss_backward"], (grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity,), kwargs, extra)
+    input_lengths = recording.int_tuple(input_lengths)
+    target_lengths = recording.int_tuple(target_lengths)
+    result = recording.wrap(kernels._ctc_loss_backward(grad_output._data, log_probs._data, targets._data, input_lengths, target_lengths, neg_log_likelihood._data, log_alpha._data, blank, zero_infinity))
+    return result
+
+
+def _ctc_loss_backward_Tensor(grad_output=MISSING, log_probs=MISSING, targets=MISSING, input_lengths=MISSING, target_lengths=MISSING, neg_log_likelihood=MISSING, log_alpha=MISSING, blank=MISSING, zero_infinity=False, *extra, **kwargs):
+    """_ctc_loss_backward.Tensor(Tensor grad_output, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
+
+    derivatives.yaml, entry _ctc_loss_backward.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss_backward_Tensor, (grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(log_probs, Tensor) or not isinstance(targets, Tensor) or not isinstance(input_lengths, Tensor) or not isinstance(target_lengths, Tensor) or not isinstance(neg_log_likelihood, Tensor) or not isinstance(log_alpha, Tensor) or blank is MISSING or kwargs or extra:
+        grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity = _arguments.bind(OVERLOADS["_ctc_loss_backward.Tensor"], (grad_output, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity,), kwargs, extra)
+    result = recording.wrap(kernels._ctc_loss_backward_Tensor(grad_output._data, log_probs._data, targets._data, input_lengths._data, target_lengths._data, neg_log_likelihood._data, log_alpha._data, blank, zero_infinity))
+    return result
+
+
+def _fused_rms_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, eps=MISSING, *extra, **kwargs):
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _fused_rms_norm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fused_rms_norm, (input, normalized_shape, weight, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or normalized_shape is MISSING or weight is MISSING or kwargs or extra:
+        input, normalized_shape, weight, eps = _arguments.bind(OVERLOADS["_fused_rms_norm"], (input, normalized_shape, weight, eps,), kwargs, extra)
+    normalized_shape = recording.int_tuple(normalized_shape)
+    result0, result1 = map(recording.wrap, kernels._fused_rms_norm(input._data, normalized_shape, (weight._data if isinstance(weight, Tensor) else weight), eps))
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None))
+    if needs_grad:
+        grad_fn = FusedRmsNormBackward0((gradient_edge(input), gradient_edge(weight)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn._saved_normalized_shape = normalized_shape
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._fused_rms_norm(input, forward_grad.tangent(input), normalized_shape, weight, forward_grad.tangent(weight), eps, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -22468,6 +22597,50 @@ OVERLOADS = {
         Param("p", "float"),
         Param("generator", "Generator?", has_default=True),
     )),
+    "_ctc_loss": Overload(_ctc_loss_default, kernels._ctc_loss, "_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)", (
+        Param("log_probs", "Tensor"),
+        Param("targets", "Tensor"),
+        Param("input_lengths", "int[]"),
+        Param("target_lengths", "int[]"),
+        Param("blank", "int", has_default=True),
+        Param("zero_infinity", "bool", has_default=True),
+    )),
+    "_ctc_loss.Tensor": Overload(_ctc_loss_Tensor, kernels._ctc_loss_Tensor, "_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)", (
+        Param("log_probs", "Tensor"),
+        Param("targets", "Tensor"),
+        Param("input_lengths", "Tensor"),
+        Param("target_lengths", "Tensor"),
+        Param("blank", "int", has_default=True),
+        Param("zero_infinity", "bool", has_default=True),
+    )),
+    "_ctc_loss_backward": Overload(_ctc_loss_backward_default, kernels._ctc_loss_backward, "_ctc_loss_backward(Tensor grad_output, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("log_probs", "Tensor"),
+        Param("targets", "Tensor"),
+        Param("input_lengths", "int[]"),
+        Param("target_lengths", "int[]"),
+        Param("neg_log_likelihood", "Tensor"),
+        Param("log_alpha", "Tensor"),
+        Param("blank", "int"),
+        Param("zero_infinity", "bool", has_default=True),
+    )),
+    "_ctc_loss_backward.Tensor": Overload(_ctc_loss_backward_Tensor, kernels._ctc_loss_backward_Tensor, "_ctc_loss_backward.Tensor(Tensor grad_output, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("log_probs", "Tensor"),
+        Param("targets", "Tensor"),
+        Param("input_lengths", "Tensor"),
+        Param("target_lengths", "Tensor"),
+        Param("neg_log_likelihood", "Tensor"),
+        Param("log_alpha", "Tensor"),
+        Param("blank", "int"),
+        Param("zero_infinity", "bool", has_default=True),
+    )),
+    "_fused_rms_norm": Overload(_fused_rms_norm, kernels._fused_rms_norm, "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("normalized_shape", "int[]"),
+        Param("weight", "Tensor?"),
+        Param("eps", "float?"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -24023,6 +24196,17 @@ BY_NAME = {
     "_fused_dropout": (
         OVERLOADS["_fused_dropout"],
     ),
+    "_ctc_loss": (
+        OVERLOADS["_ctc_loss"],
+        OVERLOADS["_ctc_loss.Tensor"],
+    ),
+    "_ctc_loss_backward": (
+        OVERLOADS["_ctc_loss_backward"],
+        OVERLOADS["_ctc_loss_backward.Tensor"],
+    ),
+    "_fused_rms_norm": (
+        OVERLOADS["_fused_rms_norm"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -24809,6 +24993,24 @@ def normal(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("normal", BY_NAME["normal"], args, kwargs)
+
+
+def _ctc_loss(*args, **kwargs):
+    """Picks the overload of _ctc_loss that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("_ctc_loss", BY_NAME["_ctc_loss"], args, kwargs)
+
+
+def _ctc_loss_backward(*args, **kwargs):
+    """Picks the overload of _ctc_loss_backward that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_ctc_loss_backward, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("_ctc_loss_backward", BY_NAME["_ctc_loss_backward"], args, kwargs)
 
 
 def eq_(*args, **kwargs):

@@ -1812,4 +1812,14 @@ FORMULAS = {
     "FusedDropoutBackward0": {
         0: "self: fused_dropout_backward(grad, result1, p)",
     },
+    "CtcLossBackward0": {
+        0: "log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)",
+    },
+    "CtcLossBackward1": {
+        0: "log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)",
+    },
+    "FusedRmsNormBackward0": {
+        0: "input: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
+        1: "weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
+    },
 }

@@ -10737,3 +10737,182 @@ def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, o
     result = np.einsum("ij,ij->i", grad[owner], weight[ids]) if grad.shape[0] else \
         np.zeros(ids.shape, grad.dtype)
     return np.where(ids != padding_idx, result, 0).astype(grad.dtype)
+
+
+# -- the CTC loss: torch's _ctc_loss and _ctc_loss_backward (helper nnx) ----------------------
+_CTC_CHECKING = " (while checking arguments for ctc_loss_allocate_outputs)"
+
+
+def _ctc_lengths(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.int64).reshape(-1)
+
+
+def ctc_targets(shape, targets, input_lengths, target_lengths, blank) -> np.ndarray:
+    """torch's argument checks of the CTC loss (log_probs of `shape`, (T, N, C)); the targets
+    as one padded (N, S) integer array."""
+    frames, batch, classes = shape
+    if blank < 0 or blank >= classes:
+        raise RuntimeError("blank must be in label range")
+    if input_lengths.size != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if target_lengths.size != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    labels = targets.astype(np.int64)
+    for length in target_lengths:
+        if length < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                               f"value {length}{_CTC_CHECKING}")
+    if targets.ndim == 1:
+        total = int(target_lengths.sum())
+        if labels.size != total:
+            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
+                               f"size {labels.size} for argument #2 'targets'{_CTC_CHECKING}")
+        ends = np.cumsum(target_lengths)
+        padded = np.zeros((batch, builtins.max(int(target_lengths.max(initial=0)), 1)), np.int64)
+        for n, (end, length) in enumerate(zip(ends, target_lengths, strict=True)):
+            padded[n, :length] = labels[end - length:end]
+        labels = padded
+    else:
+        longest = int(target_lengths.max(initial=0))
+        if labels.shape[1] < longest:
+            raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension "
+                               f"1, but got size {labels.shape[1]} for argument #2 "
+                               f"'targets'{_CTC_CHECKING}")
+    for length in input_lengths:
+        if length > frames:
+            raise RuntimeError(f"Expected input_lengths to have value at most {frames}, but "
+                               f"got value {length}{_CTC_CHECKING}")
+    return labels
+
+
+def _ctc_primes(labels: np.ndarray, length: int, blank: int) -> np.ndarray:
+    """The blank-interleaved target of one sample: blank, l1, blank, l2, ..., blank."""
+    primes = np.full(2 * length + 1, blank, dtype=np.int64)
+    primes[1::2] = labels[:length]
+    return primes
+
+
+def _ctc_log_add(*terms: np.ndarray) -> np.ndarray:
+    """log Σ exp(terms), elementwise, as torch's loop: shifted by the largest (0 when all are
+    -inf, so that no -inf - -inf is taken)."""
+    top = np.maximum.reduce(terms)
+    top = np.where(top == -np.inf, 0, top)
+    return np.log(builtins.sum(np.exp(term - top) for term in terms)) + top
+
+
+def _ctc_alpha(log_probs, primes, frames: int, log_alpha) -> None:
+    """The forward variables of one sample (log_alpha[t, s]) over its frames."""
+    width = primes.size
+    log_alpha[0, 0] = log_probs[0, primes[0]]
+    if width > 1:
+        log_alpha[0, 1] = log_probs[0, primes[1]]
+    skip = np.zeros(width, bool)
+    skip[2:] = primes[2:] != primes[:-2]
+    for t in range(1, frames):
+        previous = log_alpha[t - 1, :width]
+        one_back = np.r_[-np.inf, previous[:-1]]
+        two_back = np.where(skip, np.r_[-np.inf, -np.inf, previous[:-2]][:width], -np.inf)
+        log_alpha[t, :width] = _ctc_log_add(previous, one_back, two_back) + \
+            log_probs[t, primes]
+
+
+@silent
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    """(negative log-likelihood per sample, log_alpha (N, T, 2 S + 1)) of (T, N, C)
+    log-probabilities; log_alpha is -inf where torch's kernel leaves it unwritten."""
+    input_lengths, target_lengths = _ctc_lengths(input_lengths), _ctc_lengths(target_lengths)
+    labels = ctc_targets(log_probs.shape, targets, input_lengths, target_lengths, blank)
+    frames, batch, _ = log_probs.shape
+    width = 2 * int(target_lengths.max(initial=0)) + 1
+    log_alpha = np.full((batch, frames, width), -np.inf, log_probs.dtype)
+    nll = np.zeros(batch, log_probs.dtype)
+    for n in range(batch):
+        length, steps = int(target_lengths[n]), int(input_lengths[n])
+        if steps == 0:
+            nll[n] = 0 if length == 0 else np.inf
+            continue
+        primes = _ctc_primes(labels[n], length, blank)
+        _ctc_alpha(log_probs[:, n], primes, steps, log_alpha[n])
+        last = log_alpha[n, steps - 1]
+        nll[n] = -(last[0] if length == 0 else _ctc_log_add(last[2 * length],
+                                                             last[2 * length - 1]))
+    return nll, log_alpha
+
+
+@silent
+def _ctc_loss_backward(grad_output, log_probs, targets, input_lengths, target_lengths,
+                       neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    """torch's CTC gradient in log_probs: exp(log_probs) - exp(log Σ alpha beta + nll -
+    log_probs) per frame and class, times the sample's grad (zero past its frames, and for an
+    infinite loss with zero_infinity). It assumes log_probs are a log_softmax's (the
+    logits' gradient through it is then the derivative); it is not the derivative in
+    log_probs themselves."""
+    input_lengths, target_lengths = _ctc_lengths(input_lengths), _ctc_lengths(target_lengths)
+    labels = ctc_targets(log_probs.shape, targets, input_lengths, target_lengths, blank)
+    result = np.zeros_like(log_probs)
+    for n in range(log_probs.shape[1]):
+        nll = neg_log_likelihood[n]
+        steps, length = int(input_lengths[n]), int(target_lengths[n])
+        if (zero_infinity and nll == np.inf) or steps == 0:
+            continue
+        primes = _ctc_primes(labels[n], length, blank)
+        collected = _ctc_collected(log_probs[:, n], primes, steps, log_alpha[n])
+        lp = log_probs[:steps, n]
+        result[:steps, n] = (np.exp(lp) - np.exp(collected + nll - lp)) * grad_output[n]
+    return result
+
+
+def _ctc_collected(log_probs, primes, steps: int, log_alpha) -> np.ndarray:
+    """log Σ_s alpha(t, s) beta(t, s) per frame and class (-inf where no state emits it),
+    with the backward variables beta computed from the last frame down."""
+    width = primes.size
+    collected = np.full((steps, log_probs.shape[1]), -np.inf, log_probs.dtype)
+    beta = np.full(width, -np.inf, log_probs.dtype)
+    beta[-1] = log_probs[steps - 1, primes[-1]]
+    if width > 1:
+        beta[-2] = log_probs[steps - 1, primes[-2]]
+    skip = np.zeros(width, bool)
+    skip[:-2] = primes[:-2] != primes[2:]
+    for t in range(steps - 1, -1, -1):
+        if t < steps - 1:
+            one_ahead = np.r_[beta[1:], -np.inf]
+            two_ahead = np.where(skip, np.r_[beta[2:], -np.inf, -np.inf][:width], -np.inf)
+            beta = _ctc_log_add(beta, one_ahead, two_ahead) + log_probs[t, primes]
+        products = log_alpha[t, :width] + beta
+        if t == steps - 1:  # torch's last frame holds only the two final states
+            products = np.where(np.arange(width) >= width - 2, products, -np.inf)
+        for s in range(width - 1, -1, -1):
+            collected[t, primes[s]] = _ctc_log_add(collected[t, primes[s]], products[s])
+    return collected
+
+
+def _ctc_loss_Tensor(log_probs, targets, input_lengths, target_lengths, blank=0,
+                     zero_infinity=False):
+    return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity)
+
+
+def _ctc_loss_backward_Tensor(grad_output, log_probs, targets, input_lengths, target_lengths,
+                              neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    return _ctc_loss_backward(grad_output, log_probs, targets, input_lengths, target_lengths,
+                              neg_log_likelihood, log_alpha, blank, zero_infinity)
+
+
+# -- RMS normalisation: torch's _fused_rms_norm (helper nnx) ----------------------------------
+
+@silent
+def _fused_rms_norm(input, normalized_shape, weight, eps):
+    """(input * rstd * weight, rstd), rstd = 1 / sqrt(mean(input², normalized dims) + eps),
+    kept as (batch..., 1, ...); half-precision input is normalised in float32 (its rstd
+    stays float32) and eps defaults to that precision's machine epsilon, as torch's."""
+    start = input.ndim - len(normalized_shape)
+    if start < 0 or tuple(input.shape[start:]) != tuple(normalized_shape):
+        _layer_norm_axes(input, normalized_shape)  # torch's message for a wrong shape
+    wide = np.float32 if input.dtype.itemsize < 4 else input.dtype
+    x = input.astype(wide)
+    eps = np.finfo(wide).eps if eps is None else eps
+    rstd = (1 / np.sqrt(np.mean(x * x, axis=tuple(range(start, input.ndim)), keepdims=True)
+                        + eps)).astype(wide)
+    output = (x * rstd).astype(input.dtype)
+    if weight is not None:
+        output = (output * weight).astype(np.result_type(output, weight))
+    return output, rstd

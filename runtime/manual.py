@@ -2983,3 +2983,61 @@ def embedding_bag_jvp(ops: Any, weight_t: Any, per_sample_weights_t: Any, weight
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_embedding_bag", "masked_fill"}))
+
+
+# -- RMS normalisation (helper nnx) ------------------------------------------------------------
+
+def _rms_count(normalized_shape: Sequence[int]) -> int:
+    count = 1
+    for size in normalized_shape:
+        count *= size
+    return count
+
+
+def infinitely_differentiable_native_rms_norm_backward(
+        ops: Any, grad_out: Any, grad_rstd: Any, input: Any, normalized_shape: Sequence[int],
+        rstd: Any, weight: Any, grad_input_mask: Sequence[bool]) -> tuple[Any, Any]:
+    """_fused_rms_norm's gradients (input, weight), made of ops. With y = x r w and
+    r = (mean(x²) + eps)^(-1/2): dr/dx = -r³ x / N, so the input receives r g - x r³ Σ(g x) / N
+    (g = grad_out w) and -grad_rstd r³ x / N; the weight receives Σ over the batch of
+    grad_out x r."""
+    dims = _layer_norm_dims(input, normalized_shape)
+    count = _rms_count(normalized_shape)
+    cubed = rstd * rstd * rstd
+    grad_input = grad_weight = None
+    if grad_input_mask[0]:
+        if grad_out is not None:
+            g = grad_out if weight is None else grad_out * weight
+            grad_input = rstd * g - input * cubed * ops.sum(g * input, dims, True) * (1.0 / count)
+        if grad_rstd is not None:
+            term = -(grad_rstd * cubed * input) * (1.0 / count)
+            grad_input = term if grad_input is None else grad_input + term
+        if grad_input is not None:
+            grad_input = ops.to(grad_input, input.dtype)
+    if len(grad_input_mask) > 1 and grad_input_mask[1] and weight is not None \
+            and grad_out is not None:
+        batch = list(range(input.ndim - len(normalized_shape)))
+        grad_weight = grad_out * input * rstd
+        grad_weight = ops.sum(grad_weight, batch, False) if batch else grad_weight
+        grad_weight = ops.to(grad_weight, weight.dtype)
+    return grad_input, grad_weight
+
+
+def rms_norm_rstd_jvp(ops: Any, input_p: Any, input_t: Any, rstd: Any,
+                      normalized_shape: Sequence[int]) -> Any:
+    """Forward-mode derivative of rstd: -r³ mean(x t) over the normalized dims."""
+    dims = _layer_norm_dims(input_p, normalized_shape)
+    return -(rstd * rstd * rstd) * ops.sum(input_p * input_t, dims, True) * (
+        1.0 / _rms_count(normalized_shape))
+
+
+def rms_norm_jvp(ops: Any, input_p: Any, input_t: Any, weight_p: Any, weight_t: Any,
+                 rstd: Any, normalized_shape: Sequence[int]) -> Any:
+    """Forward-mode derivative of x r w: (t r + x dr) w + x r w'."""
+    d_rstd = rms_norm_rstd_jvp(ops, input_p, input_t, rstd, normalized_shape)
+    result = input_t * rstd + input_p * d_rstd
+    if weight_p is not None:
+        result = result * weight_p
+    if weight_t is not None:
+        result = result + input_p * rstd * weight_t
+    return result

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from runtime import composite, dtypes, grad_mode
+from runtime import composite, devices, dtypes, grad_mode
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.autograd.function import Function
@@ -311,15 +311,27 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                                    ignore_index=ignore_index, label_smoothing=label_smoothing)
 
 
+def _own(options: Any) -> LinearCrossEntropyOptions:
+    """Options as this module's class (another class of the same fields, torch's say, is
+    read field by field)."""
+    if isinstance(options, LinearCrossEntropyOptions):
+        return options
+    acc_dtype = options.acc_dtype
+    if acc_dtype is not None and not isinstance(acc_dtype, dtypes.dtype):
+        acc_dtype = getattr(dtypes, str(acc_dtype).removeprefix("torch."))
+    return LinearCrossEntropyOptions(options.allow_retain_graph, options.batch_chunk_size,
+                                     options.chunking_method, options.acc_policy, acc_dtype)
+
+
 def _chunked_loss(input: Tensor, linear_weight: Tensor, target: Tensor,
                   linear_bias: Tensor | None, weight: Tensor | None, reduction: str,
                   ignore_index: int, options: LinearCrossEntropyOptions) -> Tensor:
     batched = input.dim() == 2
     if not batched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
-    options = options._adjust(num_batches=input.shape[0], in_features=input.shape[-1],
-                              num_classes=linear_weight.shape[0], dtype=input.dtype,
-                              device="cpu")
+    options = _own(options)._adjust(num_batches=input.shape[0], in_features=input.shape[-1],
+                                    num_classes=linear_weight.shape[0], dtype=input.dtype,
+                                    device=devices.CPU)
     if not grad_mode.is_grad_enabled():
         input, linear_weight = input.detach(), linear_weight.detach()
         linear_bias = None if linear_bias is None else linear_bias.detach()
