@@ -113,7 +113,7 @@ __all__ = [
     "clone",
     "transpose_int",
     "_unsafe_view",
-    "view",
+    "view_default",
     "zero_",
     "alias",
     "permute",
@@ -1401,13 +1401,13 @@ def _unsafe_view(self_p, self_t, size, result):
     return ops._unsafe_view(self_t, size)
 
 
-def view(self_p, self_t, size, result):
+def view_default(self_p, self_t, size, result):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     result: auto_linear
     """
-    return ops.view(self_t, size)
+    return ops.view_default(self_t, size)
 
 
 def zero_(self_p, self_t, result):

@@ -5243,13 +5243,13 @@ def _unsafe_view(self_=MISSING, size=MISSING, *extra, **kwargs):
     return result
 
 
-def view(self_=MISSING, size=MISSING, *extra, **kwargs):
+def view_default(self_=MISSING, size=MISSING, *extra, **kwargs):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view, (self_, size, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view_default, (self_, size, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
@@ -5262,7 +5262,7 @@ def view(self_=MISSING, size=MISSING, *extra, **kwargs):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
-            tangent = forward.view(self_, forward_grad.tangent(self_), size, result)
+            tangent = forward.view_default(self_, forward_grad.tangent(self_), size, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -18720,6 +18720,21 @@ def chunk(self_=MISSING, chunks=MISSING, dim=0, *extra, **kwargs):
         forward_grad.set_tangents(result, tangent)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
+
+def view_dtype(self_=MISSING, dtype=MISSING, *extra, **kwargs):
+    """view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+
+    derivatives.yaml, entry view.dtype
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_dtype, (self_, dtype, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dtype is MISSING or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["view.dtype"], (self_, dtype,), kwargs, extra)
+    result = recording.sharing_memory(self_, kernels.view_dtype(self_._data, recording.numpy_dtype(dtype)))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -19304,7 +19319,7 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("size", "int[]"),
     )),
-    "view": Overload(view, kernels.view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (
+    "view": Overload(view_default, kernels.view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (
         Param("self_", "Tensor"),
         Param("size", "int[]"),
     )),
@@ -21669,6 +21684,10 @@ OVERLOADS = {
         Param("chunks", "int"),
         Param("dim", "int", has_default=True),
     )),
+    "view.dtype": Overload(view_dtype, kernels.view_dtype, "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -21957,6 +21976,7 @@ BY_NAME = {
     ),
     "view": (
         OVERLOADS["view"],
+        OVERLOADS["view.dtype"],
     ),
     "zero_": (
         OVERLOADS["zero_"],
@@ -23691,6 +23711,15 @@ def squeeze_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+
+
+def view(*args, **kwargs):
+    """Picks the overload of view that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("view", BY_NAME["view"], args, kwargs)
 
 
 def _native_batch_norm_legit(*args, **kwargs):

@@ -746,7 +746,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
+            return ops.count_nonzero_dim_IntList(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "count_nonzero")
             raise
@@ -2371,7 +2371,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
+            return ops.squeeze_dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze")
             raise
@@ -2386,7 +2386,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
+            return ops.squeeze__dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze_")
             raise
@@ -2672,14 +2672,16 @@ class TensorMethods:
             _arguments.reword_for_method(error, "vdot")
             raise
 
-    def view(self, *args, size=None):
-        """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    def view(self, *args, **kwargs):
+        """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+        view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.view, (self, *args), {"size": size})
+            heard = _modes.dispatch(TensorMethods.view, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.view(self, _arguments.varargs_list(args, size))
+            return ops.view_default(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.view(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "view")
             raise

@@ -9831,3 +9831,57 @@ def chunk(self, chunks, dim=0):
     if split_size == 0:  # an empty dimension still gives `chunks` (empty) pieces
         return split_with_sizes(self, [0] * chunks, dim)
     return split_Tensor(self, split_size, dim)
+
+
+_VIEW_TYPE_NAMES = {"uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                    "complex32": "ComplexHalf"}
+
+
+def _scalar_type_label(dtype: np.dtype) -> str:
+    name = dtype.name
+    return _VIEW_TYPE_NAMES.get(name) or _TYPE_NAMES.get(name, name)
+
+
+def view_dtype(self, dtype):
+    """self's bytes read as `dtype`: the last dimension scaled by the ratio of the element
+    sizes, with torch's checks (in its order) where they differ."""
+    old, new = self.itemsize, dtype.itemsize
+    if old == new:
+        return self.view(dtype)
+    why = (f"to view {_scalar_type_label(self.dtype)} as {_scalar_type_label(dtype)} "
+           "(different element sizes)")
+    if self.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {why}")
+    memory, start = storage_bytes(self)
+    strides = [step // old for step in self.strides] if self.size else \
+        [math.prod(builtins.max(n, 1) for n in self.shape[d + 1:]) for d in range(self.ndim)]
+    if old > new:
+        ratio = old // new
+        _check_view_stride(self, strides, why)
+        shape = (*self.shape[:-1], self.shape[-1] * ratio)
+    else:
+        ratio = new // old
+        _check_view_divisible(self, strides, start // old, ratio, why)
+        shape = (*self.shape[:-1], self.shape[-1] // ratio)
+    byte_strides = (*self.strides[:-1], new)
+    return np.ndarray(shape, dtype, buffer=memory, offset=start, strides=byte_strides) \
+        if builtins.all(shape) else np.empty(shape, dtype)
+
+
+def _check_view_stride(self, strides, why) -> None:
+    if self.shape[-1] != 1 and strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {why}, but got {strides[-1]}")
+
+
+def _check_view_divisible(self, strides, offset, ratio, why) -> None:
+    if self.shape[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {why}, but got "
+                           f"{self.shape[-1]}")
+    if offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {why}, but "
+                           f"got {offset}")
+    _check_view_stride(self, strides, why)
+    for dim, step in enumerate(strides[:-1]):
+        if step % ratio:
+            raise RuntimeError(f"self.stride({dim}) must be divisible by {ratio} {why}, but "
+                               f"got {step}")

@@ -32,3 +32,44 @@ def test_chunk_errors(make, chunks, dim) -> None:
     def program(lib):
         return [p.tolist() for p in lib.chunk(make(lib), chunks, dim)]
     same(program)
+
+
+@pytest.mark.parametrize("make, dtype", [
+    (lambda lib: lib.arange(6.0), "int32"), (lambda lib: lib.arange(6.0), "float16"),
+    (lambda lib: lib.arange(6.0), "float64"), (lambda lib: lib.arange(6.0), "bool"),
+    (lambda lib: lib.arange(4.0), "complex64"), (lambda lib: lib.tensor(1.0), "int32"),
+    (lambda lib: lib.tensor(1.0), "float16"),
+    (lambda lib: lib.arange(12.0).view(3, 4).t(), "float16"),
+    (lambda lib: lib.arange(12.0).view(3, 4).t(), "int32"),
+    (lambda lib: lib.arange(12.0).view(3, 4)[:, :3], "float64"),
+    (lambda lib: lib.arange(12.0).view(3, 4)[:, 1:3], "float64"),
+    (lambda lib: lib.arange(12.0).view(6, 2)[1:], "float64"),
+    (lambda lib: lib.arange(12.0).view(4, 3)[:, :2], "float64"),
+    (lambda lib: lib.arange(5.0)[1:], "float64"),
+    (lambda lib: lib.arange(6, dtype=lib.int16), "complex64"),
+    (lambda lib: lib.arange(8, dtype=lib.uint8), "float32"),
+    (lambda lib: lib.zeros(2, 0), "float64"),
+])
+def test_view_dtype_reads_the_bytes_as_torch_does(make, dtype) -> None:
+    def program(lib):
+        result = make(lib).view(getattr(lib, dtype))
+        return (str(result.dtype), list(result.shape), result.stride(),
+                result.storage_offset(), result.tolist())
+    same(program)
+
+
+def test_view_dtype_shares_memory_and_version_but_is_no_view_for_autograd() -> None:
+    def program(lib):
+        x = lib.arange(1.0, 5.0, requires_grad=True)
+        y = x * 1
+        bits = y.view(lib.int32)
+        by_keyword = y.view(dtype=lib.int64)
+        facts = (bits.requires_grad, bits.grad_fn, bits._base, bits._is_view(),
+                 by_keyword.tolist())
+        plain = lib.arange(4.0)
+        ints = plain.view(lib.int32)
+        ints[0] = 1
+        y.add_(1)
+        return (facts, plain.tolist(), plain._version, ints._version, ints._base,
+                (bits + 1).requires_grad, bits.grad_fn, lib.view_copy(y, lib.int16).tolist()[:4])
+    same(program)
