@@ -7265,4 +7265,16 @@ NODES = {
             "dim": "value",
         },
     },
+    "ConjPhysicalBackward1": {
+        "entry": "conj_physical_",
+        "schema": "conj_physical_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "_conj_physical(grad)"),
+        ),
+        "result": (
+            ("result", "_conj_physical(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
 }

@@ -474,6 +474,7 @@ __all__ = [
     "as_strided_scatter",
     "as_strided_",
     "chunk",
+    "conj_physical_",
 ]
 
 
@@ -4851,3 +4852,12 @@ def chunk(self_p, self_t, chunks, dim, result):
     result: auto_linear
     """
     return ops.chunk(self_t, chunks, dim)
+
+
+def conj_physical_(self_p, self_t, result):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    result: _conj_physical(self_t)
+    """
+    return ops._conj_physical(self_t)

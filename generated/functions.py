@@ -498,6 +498,7 @@ __all__ = [
     "AsStridedScatterBackward0",
     "AsStridedBackward1",
     "ChunkBackward0",
+    "ConjPhysicalBackward1",
 ]
 
 
@@ -15622,4 +15623,23 @@ class ChunkBackward0(Node):
         # self: chunk_backward(grads, self.shape, chunks, dim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.chunk_backward(ops, grads, self_sym_sizes, chunks, dim)
+        return grad_inputs
+
+
+class ConjPhysicalBackward1(Node):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    self: _conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: _conj_physical(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._conj_physical(grad)
         return grad_inputs

@@ -89,6 +89,7 @@ from generated.functions import (
     ComplexBackward0,
     ConjBackward0,
     ConjPhysicalBackward0,
+    ConjPhysicalBackward1,
     ConstantPadNdBackward0,
     ConvDepthwise2DBackward0,
     ConvDepthwise3DBackward0,
@@ -654,6 +655,7 @@ __all__ = [
     "clone",
     "col2im",
     "complex",
+    "conj_physical_",
     "constant_pad_nd",
     "conv_depthwise3d",
     "conv_tbc",
@@ -18735,6 +18737,34 @@ def view_dtype(self_=MISSING, dtype=MISSING, *extra, **kwargs):
     result = recording.sharing_memory(self_, kernels.view_dtype(self_._data, recording.numpy_dtype(dtype)))
     return result
 
+
+def conj_physical_(self_=MISSING, *extra, **kwargs):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conj_physical_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["conj_physical_"], (self_,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = ConjPhysicalBackward1((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.conj_physical_(self_._data))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.conj_physical_(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21688,6 +21718,9 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("dtype", "ScalarType"),
     )),
+    "conj_physical_": Overload(conj_physical_, kernels.conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23185,6 +23218,9 @@ BY_NAME = {
     ),
     "as_strided_": (
         OVERLOADS["as_strided_"],
+    ),
+    "conj_physical_": (
+        OVERLOADS["conj_physical_"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1738,4 +1738,7 @@ FORMULAS = {
     "ChunkBackward0": {
         0: "self: chunk_backward(grads, self.shape, chunks, dim)",
     },
+    "ConjPhysicalBackward1": {
+        0: "self: _conj_physical(grad)",
+    },
 }

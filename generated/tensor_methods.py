@@ -687,6 +687,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "clone")
             raise
 
+    def conj_physical_(self, *extra):
+        """conj_physical_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.conj_physical_, (self, *extra), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.conj_physical_(self) if not extra else _arguments.no_arguments("conj_physical_", extra)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "conj_physical_")
+            raise
+
     def copy_(self, src=MISSING, non_blocking=False, *extra, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -4862,7 +4862,8 @@ def _conj_physical(self):
 
 
 def conj_physical_(self):
-    np.conjugate(self, out=self)
+    """The conjugate, which the in-place wrapper writes into self (a real self: itself)."""
+    return np.conjugate(self) if self.dtype.kind == "c" else self
 
 
 def view_as_real(self):

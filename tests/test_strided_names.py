@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracle import same
+from tests.oracle import same, same_outcome
 
 
 def test_chunk_records_split_s_nodes_as_torch_s() -> None:
@@ -73,3 +73,21 @@ def test_view_dtype_shares_memory_and_version_but_is_no_view_for_autograd() -> N
         return (facts, plain.tolist(), plain._version, ints._version, ints._base,
                 (bits + 1).requires_grad, bits.grad_fn, lib.view_copy(y, lib.int16).tolist()[:4])
     same(program)
+
+
+def test_conj_physical_in_place_records_its_node_as_torch_s() -> None:
+    def program(lib):
+        z = lib.tensor([1.0 + 2.0j, -3.0 + 0.5j], requires_grad=True)
+        y = z * 1
+        returned = lib.conj_physical_(y)
+        facts = (returned is y, y.tolist(), y.grad_fn.name(), y._version)
+        (y * lib.tensor([2.0 - 1.0j, 0.5 + 3.0j])).real.sum().backward()
+        r = lib.tensor([1.0, -3.0], requires_grad=True) * 1
+        r.conj_physical_()
+        (r * 2).sum().backward()
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(z.detach().clone(), lib.tensor([1j, 1.0]))
+            dual.conj_physical_()
+            tangent = lib.autograd.forward_ad.unpack_dual(dual).tangent
+        return facts, z.grad.tolist(), r.grad_fn.name(), r._version, tangent.tolist()
+    same_outcome(program)  # (torch's first forward-mode use may warn once per process)
