@@ -734,6 +734,7 @@ __all__ = [
     "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
+    "hash_tensor",
     "histc",
     "huber_loss",
     "huber_loss_backward",
@@ -18765,6 +18766,22 @@ def conj_physical_(self_=MISSING, *extra, **kwargs):
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def hash_tensor(self_=MISSING, dim=(), *extra, keepdim=False, mode=0, **kwargs):
+    """hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor
+
+    derivatives.yaml, entry hash_tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hash_tensor, (self_, dim, *extra), {"keepdim": keepdim, "mode": mode, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim, mode = _arguments.bind(OVERLOADS["hash_tensor"], (self_, dim, keepdim, mode,), kwargs, extra)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.hash_tensor(self_._data, dim, keepdim, mode))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21721,6 +21738,12 @@ OVERLOADS = {
     "conj_physical_": Overload(conj_physical_, kernels.conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)", (
         Param("self_", "Tensor"),
     )),
+    "hash_tensor": Overload(hash_tensor, kernels.hash_tensor, "hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]", has_default=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+        Param("mode", "int", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -23221,6 +23244,9 @@ BY_NAME = {
     ),
     "conj_physical_": (
         OVERLOADS["conj_physical_"],
+    ),
+    "hash_tensor": (
+        OVERLOADS["hash_tensor"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1251,6 +1251,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "hardshrink")
             raise
 
+    def hash_tensor(self, dim=(), *extra, keepdim=False, mode=0, **kwargs):
+        """hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hash_tensor, (self, dim, *extra), {"keepdim": keepdim, "mode": mode, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.hash_tensor(self, dim, keepdim=keepdim, mode=mode) if not kwargs and not extra else ops.hash_tensor(self, dim, *extra, keepdim=keepdim, mode=mode, **_arguments.method_keywords("hash_tensor", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "hash_tensor")
+            raise
+
     def histc(self, bins=100, min=0, max=0, *extra, **kwargs):
         """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

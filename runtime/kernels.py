@@ -9886,3 +9886,27 @@ def _check_view_divisible(self, strides, offset, ratio, why) -> None:
         if step % ratio:
             raise RuntimeError(f"self.stride({dim}) must be divisible by {ratio} {why}, but "
                                f"got {step}")
+
+
+@silent
+def hash_tensor(self, dim=(), keepdim=False, mode=0):
+    """The xor of the elements' 64-bit patterns (floats as float64, integers as int64), as a
+    uint64 per reduced slice: torch's mode 0, its only one."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if self.dtype.kind == "c":
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for "
+                                  f"'{_scalar_type_label(self.dtype)}'")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims and self.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    axes = _axes(dims, self.ndim)
+    for axis in axes:
+        if self.ndim and self.shape[axis] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {axis} to have non-zero "
+                             "size.")
+    floating = self.dtype.kind == "f" or self.dtype == _BFLOAT16
+    wide = self.astype(np.float64 if floating else np.int64).view(np.uint64)
+    return np.asarray(np.bitwise_xor.reduce(wide, axis=axes, keepdims=keepdim))

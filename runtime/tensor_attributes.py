@@ -41,13 +41,13 @@ def _check_tensor(name: str, value: Any, argument: str = "input", position: int 
 # -- predicates --------------------------------------------------------------------------------
 
 def is_signed(input: Any) -> bool:
-    """Whether the dtype holds negative numbers: every dtype but bool and uint8."""
+    """Whether the dtype holds negative numbers: every dtype but bool and the unsigned ones."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(is_signed, (input,), {})
         if heard is not _modes.PASS:
             return heard
     _check_tensor("is_signed", input)
-    return input.dtype not in (dtypes.bool_, dtypes.uint8)
+    return input.dtype.is_signed
 
 
 def is_nonzero(input: Any) -> bool:

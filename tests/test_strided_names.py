@@ -91,3 +91,38 @@ def test_conj_physical_in_place_records_its_node_as_torch_s() -> None:
             tangent = lib.autograd.forward_ad.unpack_dual(dual).tangent
         return facts, z.grad.tolist(), r.grad_fn.name(), r._version, tangent.tolist()
     same_outcome(program)  # (torch's first forward-mode use may warn once per process)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.arange(5.0), lambda lib: lib.arange(5), lambda lib: lib.tensor([1.0]),
+    lambda lib: lib.tensor([1.0, -2.5, 1e30], dtype=lib.float64),
+    lambda lib: lib.tensor([True, False, True]), lambda lib: lib.tensor([-1, 7], dtype=lib.int8),
+    lambda lib: lib.tensor([1.5, -0.25], dtype=lib.float16),
+    lambda lib: lib.tensor([1.5, 3.0], dtype=lib.bfloat16),
+    lambda lib: lib.tensor([float("nan"), float("inf"), -0.0]),
+    lambda lib: lib.tensor([3, 200], dtype=lib.uint8), lambda lib: lib.tensor(3.0),
+    lambda lib: lib.tensor([1 + 2j]), lambda lib: lib.zeros(0),
+])
+def test_hash_tensor_bit_for_bit(make) -> None:
+    def program(lib):
+        result = lib.hash_tensor(make(lib))
+        return str(result.dtype), list(result.shape), result.tolist(), repr(result)
+    same(program)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"dim": 1}, {"dim": (0, 1)}, {"dim": 0, "keepdim": True}, {"dim": -1, "keepdim": True},
+    {"mode": 1}, {"dim": 2}, {"dim": (1, 1)},
+])
+def test_hash_tensor_over_dims_and_its_errors(kwargs) -> None:
+    def program(lib):
+        x = lib.arange(12.0).view(3, 4) - 5.5
+        return (lib.hash_tensor(x, **kwargs).tolist(), x.hash_tensor(**kwargs).tolist(),
+                lib.hash_tensor(lib.zeros(2, 0), dim=0).tolist())
+    same(program)
+
+
+def test_hash_tensor_of_an_empty_dimension() -> None:
+    def program(lib):
+        return lib.hash_tensor(lib.zeros(2, 0), dim=1).tolist()
+    same(program)
