@@ -18782,6 +18782,21 @@ def hash_tensor(self_=MISSING, dim=(), *extra, keepdim=False, mode=0, **kwargs):
     result = recording.wrap(kernels.hash_tensor(self_._data, dim, keepdim, mode))
     return result
 
+
+def _new_zeros_with_same_feature_meta(self_=MISSING, other=MISSING, *extra, self_num_batch_dims=0, **kwargs):
+    """_new_zeros_with_same_feature_meta(Tensor self, Tensor other, *, int self_num_batch_dims=0) -> Tensor
+
+    derivatives.yaml, entry _new_zeros_with_same_feature_meta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_new_zeros_with_same_feature_meta, (self_, other, *extra), {"self_num_batch_dims": self_num_batch_dims, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other, self_num_batch_dims = _arguments.bind(OVERLOADS["_new_zeros_with_same_feature_meta"], (self_, other, self_num_batch_dims,), kwargs, extra)
+    result = recording.wrap(kernels._new_zeros_with_same_feature_meta(self_._data, other._data, self_num_batch_dims))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21743,6 +21758,11 @@ OVERLOADS = {
         Param("dim", "int[1]", has_default=True),
         Param("keepdim", "bool", has_default=True, keyword_only=True),
         Param("mode", "int", has_default=True, keyword_only=True),
+    )),
+    "_new_zeros_with_same_feature_meta": Overload(_new_zeros_with_same_feature_meta, kernels._new_zeros_with_same_feature_meta, "_new_zeros_with_same_feature_meta(Tensor self, Tensor other, *, int self_num_batch_dims=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("self_num_batch_dims", "int", has_default=True, keyword_only=True),
     )),
 }
 

@@ -9910,3 +9910,20 @@ def hash_tensor(self, dim=(), keepdim=False, mode=0):
     floating = self.dtype.kind == "f" or self.dtype == _BFLOAT16
     wide = self.astype(np.float64 if floating else np.int64).view(np.uint64)
     return np.asarray(np.bitwise_xor.reduce(wide, axis=axes, keepdims=keepdim))
+
+
+def _new_zeros_with_same_feature_meta(self, other, self_num_batch_dims=0):
+    """Zeros laid out as `other` is (its sizes, strides, storage offset and storage size),
+    behind self's first self_num_batch_dims sizes, each batch slice a storage of its own."""
+    memory, start = storage_bytes(other)
+    itemsize = other.itemsize
+    storage = memory.size // itemsize
+    strides = [step // itemsize for step in other.strides]
+    batch = list(self.shape[:self_num_batch_dims])
+    batch_strides = [0] * len(batch)
+    for i in range(len(batch) - 1, -1, -1):
+        batch_strides[i] = storage
+        storage *= batch[i]
+    zeros = np.zeros(builtins.max(storage, 1) * itemsize, np.uint8)
+    return np.ndarray((*batch, *other.shape), other.dtype, buffer=zeros, offset=start,
+                      strides=tuple(s * itemsize for s in (*batch_strides, *strides)))

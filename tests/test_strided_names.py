@@ -126,3 +126,29 @@ def test_hash_tensor_of_an_empty_dimension() -> None:
     def program(lib):
         return lib.hash_tensor(lib.zeros(2, 0), dim=1).tolist()
     same(program)
+
+
+@pytest.mark.parametrize("make_self, make_other, batch_dims", [
+    (lambda lib: lib.ones(3, 4), lambda lib: lib.ones(2, 5, 6), 0),
+    (lambda lib: lib.ones(3, 4), lambda lib: lib.ones(2, 5, 6), 1),
+    (lambda lib: lib.ones(3, 4, 2), lambda lib: lib.ones(2, 5, 6).transpose(0, 2), 2),
+    (lambda lib: lib.ones(5, 3, dtype=lib.float64), lambda lib: lib.arange(10.0)[2:].view(2, 4),
+     1),
+    (lambda lib: lib.ones(3), lambda lib: lib.tensor(2, dtype=lib.int64), 0),
+])
+def test_new_zeros_with_same_feature_meta_lays_zeros_out_as_torch(make_self, make_other,
+                                                                  batch_dims) -> None:
+    """torch's op is torch.ops.aten's only; gradgen's is the spec's (generated.ops)."""
+    import torch
+
+    import runtime
+    from generated import ops
+
+    ours = ops._new_zeros_with_same_feature_meta(make_self(runtime), make_other(runtime),
+                                                 self_num_batch_dims=batch_dims)
+    theirs = torch.ops.aten._new_zeros_with_same_feature_meta(
+        make_self(torch), make_other(torch), self_num_batch_dims=batch_dims)
+    assert (str(ours.dtype), ours.shape, ours.stride(), ours.storage_offset(),
+            ours.untyped_storage().nbytes(), ours.tolist(), ours.requires_grad) == \
+        (str(theirs.dtype), theirs.shape, theirs.stride(), theirs.storage_offset(),
+         theirs.untyped_storage().nbytes(), theirs.tolist(), theirs.requires_grad)
