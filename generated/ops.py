@@ -18797,6 +18797,22 @@ def _new_zeros_with_same_feature_meta(self_=MISSING, other=MISSING, *extra, self
     result = recording.wrap(kernels._new_zeros_with_same_feature_meta(self_._data, other._data, self_num_batch_dims))
     return result
 
+
+def _efficientzerotensor(size=MISSING, *extra, dtype=None, **kwargs):
+    """_efficientzerotensor(SymInt[] size, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _efficientzerotensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_efficientzerotensor, (size, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if size is MISSING or kwargs or extra:
+        size, dtype = _arguments.bind(OVERLOADS["_efficientzerotensor"], (size, dtype,), kwargs, extra)
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels._efficientzerotensor(size, recording.numpy_dtype(dtype)))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21763,6 +21779,10 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
         Param("self_num_batch_dims", "int", has_default=True, keyword_only=True),
+    )),
+    "_efficientzerotensor": Overload(_efficientzerotensor, kernels._efficientzerotensor, "_efficientzerotensor(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", (
+        Param("size", "int[]"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
     )),
 }
 

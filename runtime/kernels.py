@@ -9927,3 +9927,13 @@ def _new_zeros_with_same_feature_meta(self, other, self_num_batch_dims=0):
     zeros = np.zeros(builtins.max(storage, 1) * itemsize, np.uint8)
     return np.ndarray((*batch, *other.shape), other.dtype, buffer=zeros, offset=start,
                       strides=tuple(s * itemsize for s in (*batch_strides, *strides)))
+
+
+def _efficientzerotensor(size, dtype=None):
+    """Zeros of `size` (torch's is a ZeroTensor, without memory; gradgen's is plain zeros)."""
+    size = tuple(size)
+    for length in size:
+        if length < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                               f"{list(size)}")
+    return np.zeros(size, _DEFAULT_FLOAT if dtype is None else dtype)

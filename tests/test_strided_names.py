@@ -152,3 +152,25 @@ def test_new_zeros_with_same_feature_meta_lays_zeros_out_as_torch(make_self, mak
             ours.untyped_storage().nbytes(), ours.tolist(), ours.requires_grad) == \
         (str(theirs.dtype), theirs.shape, theirs.stride(), theirs.storage_offset(),
          theirs.untyped_storage().nbytes(), theirs.tolist(), theirs.requires_grad)
+
+
+@pytest.mark.parametrize("size, dtype", [((2, 3), None), ((4,), "float64"), ((), "int64"),
+                                         ((3, 1), "bool"), ((2, -1), None)])
+def test_efficientzerotensor_gives_torch_s_zeros(size, dtype) -> None:
+    """torch's result is a ZeroTensor (no memory, read with force=True); gradgen's, the
+    spec's op (generated.ops, not bound to Python), plain zeros of the same dtype."""
+    import torch
+
+    import runtime
+    from generated import ops
+
+    def outcome(make, lib):
+        try:
+            result = make(size, dtype=None if dtype is None else getattr(lib, dtype))
+        except RuntimeError as error:
+            return str(error)
+        values = result.numpy(force=True) if lib is torch else result.numpy()
+        return str(result.dtype), tuple(result.shape), result.stride(), values.tolist()
+
+    assert outcome(ops._efficientzerotensor, runtime) == \
+        outcome(torch._efficientzerotensor, torch)
