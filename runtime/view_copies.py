@@ -74,12 +74,23 @@ class _NotImplemented(Node):
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
 
+_COPY_NODE_CLASSES: dict[str, type] = {}
+
+
+def _copy_node_class(name: str) -> type:
+    """A subclass of _ViewCopyBackward named as torch's class is (`TBackward0_copy`), so
+    that a tensor prints `grad_fn=<TBackward0_copy>` as torch's does."""
+    if name not in _COPY_NODE_CLASSES:
+        _COPY_NODE_CLASSES[name] = type(name, (_ViewCopyBackward,), {"__slots__": ()})
+    return _COPY_NODE_CLASSES[name]
+
+
 def _fresh(views: list[Tensor]) -> list[Tensor]:
     """Copies of the views, with the views' node (renamed) and tangents."""
     copies = [Tensor._make(np.array(v._data, order="C", copy=True), None) for v in views]
     node = views[0].grad_fn
     if node is not None:
-        wrapper = _ViewCopyBackward(node)
+        wrapper = _copy_node_class(f"{node.name()}_copy")(node)
         wrapper._input_metadata = node._input_metadata
         for view, copy in zip(views, copies, strict=True):
             copy.grad_fn = wrapper

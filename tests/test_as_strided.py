@@ -231,3 +231,13 @@ def test_as_strided_in_place_forward_mode() -> None:
             e.as_strided_((2, 2), (2, 1), 1)
             return forward_ad.unpack_dual(e).tangent.tolist(), e.tolist()
     same(program)
+
+
+def test_a_copy_prints_the_node_torch_prints() -> None:
+    def program(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        copies = [lib.as_strided_copy(x, (2, 2), (1, 2)), lib.t_copy(x.view(2, 3)),
+                  lib.view_copy(x, (3, 2))]
+        names = [type(c.grad_fn).__name__ for c in copies]
+        return [repr(c).split("grad_fn=")[1] for c in copies], names
+    same(program)
