@@ -26,6 +26,9 @@ SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
     + [SavedKind.LIST_SIZES, SavedKind.GEOMETRY]
 )
+# Calls a backward formula makes of size-only functions, and the method that saves what
+# each reads instead of its tensor argument(s).
+SIZE_ONLY_CALLS = {"to_args_sizes": "_list_sizes", "TensorGeometry": "_geometry"}
 # The name of the op namespace in generated code: a formula's calls of spec ops and Tensor
 # methods run as `ops.NAME(...)`, whatever the values are (Tensors, numpy arrays, torch).
 OPS = "ops"
@@ -303,10 +306,8 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, f"dunder name {name!r} is not allowed in a formula")
         if name == "not_implemented":
             raise self.fail(node, "not_implemented(...) must be the whole formula")
-        if name == "to_args_sizes" and not (self.scope.forward or self.scope.kernel):
-            return self._list_sizes(node)
-        if name == "TensorGeometry" and not (self.scope.forward or self.scope.kernel):
-            return self._geometry(node)
+        if name in SIZE_ONLY_CALLS and not (self.scope.forward or self.scope.kernel):
+            return getattr(self, SIZE_ONLY_CALLS[name])(node)
         if self.scope.kernel and name == self.scope.schema.base:
             raise self.fail(node, f"a forward: formula cannot call {name}() itself: write it "
                             "with other ops of the spec")

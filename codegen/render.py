@@ -986,17 +986,8 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "",
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
             call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
-        scalar = _one_number_call(group) if group and not suffix else None
-        if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
-            call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
-                    f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
-        bare = _bare_call(group) if group and not suffix else None
-        if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
-            call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
-        spread = _varargs_call(group) if group and not suffix else None
-        if spread is not None:  # `x.view(3, 4)`: sizes given one by one, as PyTorch allows
-            call = (f"ops.{wrapper_name(spread, group)}(self, _arguments.varargs_list(args, "
-                    f"None)) if args and type(args[0]) is int and not kwargs else {call}")
+        if group and not suffix:
+            call = _usual_calls_first(call, group)
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
@@ -1022,6 +1013,23 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "",
     context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
                "doc": doc}
     return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+def _usual_calls_first(call: str, group: list[OpInfo]) -> str:
+    """A method's call of overload resolution, behind the usual calls that would resolve to
+    one overload, made at once: `x.pow(2)`, `x.sum()`, `x.view(3, 4)`."""
+    scalar = _one_number_call(group)
+    if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
+        call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
+                f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
+    bare = _bare_call(group)
+    if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
+        call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
+    spread = _varargs_call(group)
+    if spread is not None:  # `x.view(3, 4)`: sizes given one by one, as PyTorch allows
+        call = (f"ops.{wrapper_name(spread, group)}(self, _arguments.varargs_list(args, "
+                f"None)) if args and type(args[0]) is int and not kwargs else {call}")
+    return call
 
 
 def _varargs_call(group: list[OpInfo]) -> OpInfo | None:
