@@ -26,6 +26,9 @@ SIZE_KINDS = frozenset(
     [kind for kind, _ in SIZE_ATTRIBUTES.values()] + [kind for kind, _ in SIZE_METHODS.values()]
     + [SavedKind.LIST_SIZES, SavedKind.GEOMETRY]
 )
+# Calls a backward formula makes of size-only functions, and the method that saves what
+# each reads instead of its tensor argument(s).
+SIZE_ONLY_CALLS = {"to_args_sizes": "_list_sizes", "TensorGeometry": "_geometry"}
 # The name of the op namespace in generated code: a formula's calls of spec ops and Tensor
 # methods run as `ops.NAME(...)`, whatever the values are (Tensors, numpy arrays, torch).
 OPS = "ops"
@@ -194,11 +197,6 @@ class _Analysis:
             self.saved.append(attr)
 
 
-# Calls a backward formula makes on sizes only, each saving what it reads (not the tensor):
-# the function name -> the _Rewriter method that writes the saved value.
-_SIZE_SAVERS = {"to_args_sizes": "_list_sizes", "TensorGeometry": "_geometry"}
-
-
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
@@ -305,8 +303,8 @@ class _Rewriter(ast.NodeTransformer):
             raise self.fail(node, "only named functions and Tensor methods can be called")
         name = func.id
         self._check_callee(node, name)
-        if name in _SIZE_SAVERS and not (self.scope.forward or self.scope.kernel):
-            return getattr(self, _SIZE_SAVERS[name])(node)
+        if name in SIZE_ONLY_CALLS and not (self.scope.forward or self.scope.kernel):
+            return getattr(self, SIZE_ONLY_CALLS[name])(node)
         if name in self.scope.ops:
             module = "ops"
         elif name in self.scope.helpers:

@@ -21,6 +21,7 @@ MODULE_NAMES = frozenset({
     "DTYPE_OF", "SAVED", "FREED",
     "TensorMethods", "recording", "forward_grad", "_arguments",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance", "type",
+    "int",  # a method's test for sizes given one by one (`x.view(3, 4)`)
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
     "_modes",  # runtime/modes.py, which every wrapper and method asks first
     "_grad_state", "gradient_edge",  # a recorded op's own test and edges (the fast path)

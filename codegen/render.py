@@ -142,6 +142,8 @@ OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "bernoulli", "cholesky", "cholesky_inver
 # dtype rules not written yet)
 OUT_NOT_YET = OUT_NOT_YET | {"complex", "polar", "_fft_r2c", "_fft_c2r",
                              "_native_batch_norm_legit", "_native_batch_norm_legit.no_stats"}
+# (hash_tensor: torch's out= wants uint64 with a message of its own, not written yet)
+OUT_NOT_YET = OUT_NOT_YET | {"hash_tensor"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -599,6 +601,10 @@ def _compute_outputs(info: OpInfo, kernel_call: str) -> str:
     outputs = [local_name(o) for o in schema.return_names()]
     wrap = f"recording.as_view({local_name(info.view_of)}, {{}})" if info.view_of \
         else "recording.wrap({})"
+    if info.view_of and not any(info.output_differentiability):
+        # torch's non-differentiable view (view.dtype): the same memory and version counter,
+        # but no view for autograd (no _base, never regenerated through one)
+        wrap = f"recording.sharing_memory({local_name(info.view_of)}, {{}})"
     if len(schema.returns) == 1 and schema.returns[0].type.is_list:
         return f"{outputs[0]} = [{wrap.format('a')} for a in {kernel_call}]"
     if len(outputs) == 1:
@@ -980,13 +986,8 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "",
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
             call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
-        scalar = _one_number_call(group) if group and not suffix else None
-        if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
-            call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
-                    f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
-        bare = _bare_call(group) if group and not suffix else None
-        if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
-            call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
+        if group and not suffix:
+            call = _usual_calls_first(call, group)
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
@@ -1012,6 +1013,30 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "",
     context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
                "doc": doc}
     return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+def _usual_calls_first(call: str, group: list[OpInfo]) -> str:
+    """A method's call of overload resolution, behind the usual calls that would resolve to
+    one overload, made at once: `x.pow(2)`, `x.sum()`, `x.view(3, 4)`."""
+    scalar = _one_number_call(group)
+    if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
+        call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
+                f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
+    bare = _bare_call(group)
+    if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
+        call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
+    spread = _varargs_call(group)
+    if spread is not None:  # `x.view(3, 4)`: sizes given one by one, as PyTorch allows
+        call = (f"ops.{wrapper_name(spread, group)}(self, _arguments.varargs_list(args, "
+                f"None)) if args and type(args[0]) is int and not kwargs else {call}")
+    return call
+
+
+def _varargs_call(group: list[OpInfo]) -> OpInfo | None:
+    """The one overload that takes its int list as separate arguments (`x.view(3, 4)`, beside
+    view.dtype): what a call whose first argument is an int resolves to."""
+    spread = [i for i in group if varargs_list(i.schema) is not None]
+    return spread[0] if len(spread) == 1 else None
 
 
 def _bare_call(group: list[OpInfo]) -> OpInfo | None:

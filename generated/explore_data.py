@@ -7635,4 +7635,16 @@ NODES = {
             "weight": "tensor",
         },
     },
+    "ConjPhysicalBackward1": {
+        "entry": "conj_physical_",
+        "schema": "conj_physical_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "_conj_physical(grad)"),
+        ),
+        "result": (
+            ("result", "_conj_physical(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
 }

@@ -113,7 +113,7 @@ __all__ = [
     "clone",
     "transpose_int",
     "_unsafe_view",
-    "view",
+    "view_default",
     "zero_",
     "alias",
     "permute",
@@ -489,6 +489,7 @@ __all__ = [
     "rrelu_with_noise",
     "rrelu_with_noise_backward",
     "_fused_rms_norm",
+    "conj_physical_",
 ]
 
 
@@ -1416,13 +1417,13 @@ def _unsafe_view(self_p, self_t, size, result):
     return ops._unsafe_view(self_t, size)
 
 
-def view(self_p, self_t, size, result):
+def view_default(self_p, self_t, size, result):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     result: auto_linear
     """
-    return ops.view(self_t, size)
+    return ops.view_default(self_t, size)
 
 
 def zero_(self_p, self_t, result):
@@ -5005,3 +5006,12 @@ def _fused_rms_norm(input_p, input_t, normalized_shape, weight_p, weight_t, eps,
     result0_t = manual.rms_norm_jvp(ops, input_p, input_t, weight_p, weight_t, result1, normalized_shape)
     result1_t = manual.rms_norm_rstd_jvp(ops, input_p, input_t, result1, normalized_shape)
     return result0_t, result1_t
+
+
+def conj_physical_(self_p, self_t, result):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    result: _conj_physical(self_t)
+    """
+    return ops._conj_physical(self_t)

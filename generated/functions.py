@@ -523,6 +523,7 @@ __all__ = [
     "CtcLossBackward0",
     "CtcLossBackward1",
     "FusedRmsNormBackward0",
+    "ConjPhysicalBackward1",
 ]
 
 
@@ -16491,4 +16492,23 @@ class FusedRmsNormBackward0(Node):
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:
                 grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class ConjPhysicalBackward1(Node):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    self: _conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: _conj_physical(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._conj_physical(grad)
         return grad_inputs

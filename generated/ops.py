@@ -89,6 +89,7 @@ from generated.functions import (
     ComplexBackward0,
     ConjBackward0,
     ConjPhysicalBackward0,
+    ConjPhysicalBackward1,
     ConstantPadNdBackward0,
     ConvDepthwise2DBackward0,
     ConvDepthwise3DBackward0,
@@ -690,6 +691,7 @@ __all__ = [
     "clone",
     "col2im",
     "complex",
+    "conj_physical_",
     "constant_pad_nd",
     "conv_depthwise3d",
     "conv_tbc",
@@ -769,6 +771,7 @@ __all__ = [
     "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
+    "hash_tensor",
     "histc",
     "huber_loss",
     "huber_loss_backward",
@@ -5290,13 +5293,13 @@ def _unsafe_view(self_=MISSING, size=MISSING, *extra, **kwargs):
     return result
 
 
-def view(self_=MISSING, size=MISSING, *extra, **kwargs):
+def view_default(self_=MISSING, size=MISSING, *extra, **kwargs):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view, (self_, size, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view_default, (self_, size, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
@@ -5309,7 +5312,7 @@ def view(self_=MISSING, size=MISSING, *extra, **kwargs):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
-            tangent = forward.view(self_, forward_grad.tangent(self_), size, result)
+            tangent = forward.view_default(self_, forward_grad.tangent(self_), size, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -19490,6 +19493,96 @@ def _fused_rms_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, eps
         grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
 
+
+def view_dtype(self_=MISSING, dtype=MISSING, *extra, **kwargs):
+    """view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+
+    derivatives.yaml, entry view.dtype
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_dtype, (self_, dtype, *extra), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dtype is MISSING or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["view.dtype"], (self_, dtype,), kwargs, extra)
+    result = recording.sharing_memory(self_, kernels.view_dtype(self_._data, recording.numpy_dtype(dtype)))
+    return result
+
+
+def conj_physical_(self_=MISSING, *extra, **kwargs):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry conj_physical_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conj_physical_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["conj_physical_"], (self_,), kwargs, extra)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = ConjPhysicalBackward1((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.conj_physical_(self_._data))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.conj_physical_(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def hash_tensor(self_=MISSING, dim=(), *extra, keepdim=False, mode=0, **kwargs):
+    """hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor
+
+    derivatives.yaml, entry hash_tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hash_tensor, (self_, dim, *extra), {"keepdim": keepdim, "mode": mode, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim, mode = _arguments.bind(OVERLOADS["hash_tensor"], (self_, dim, keepdim, mode,), kwargs, extra)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels.hash_tensor(self_._data, dim, keepdim, mode))
+    return result
+
+
+def _new_zeros_with_same_feature_meta(self_=MISSING, other=MISSING, *extra, self_num_batch_dims=0, **kwargs):
+    """_new_zeros_with_same_feature_meta(Tensor self, Tensor other, *, int self_num_batch_dims=0) -> Tensor
+
+    derivatives.yaml, entry _new_zeros_with_same_feature_meta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_new_zeros_with_same_feature_meta, (self_, other, *extra), {"self_num_batch_dims": self_num_batch_dims, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other, self_num_batch_dims = _arguments.bind(OVERLOADS["_new_zeros_with_same_feature_meta"], (self_, other, self_num_batch_dims,), kwargs, extra)
+    result = recording.wrap(kernels._new_zeros_with_same_feature_meta(self_._data, other._data, self_num_batch_dims))
+    return result
+
+
+def _efficientzerotensor(size=MISSING, *extra, dtype=None, **kwargs):
+    """_efficientzerotensor(SymInt[] size, *, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _efficientzerotensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_efficientzerotensor, (size, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if size is MISSING or kwargs or extra:
+        size, dtype = _arguments.bind(OVERLOADS["_efficientzerotensor"], (size, dtype,), kwargs, extra)
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels._efficientzerotensor(size, recording.numpy_dtype(dtype)))
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -20074,7 +20167,7 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("size", "int[]"),
     )),
-    "view": Overload(view, kernels.view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (
+    "view": Overload(view_default, kernels.view, "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", (
         Param("self_", "Tensor"),
         Param("size", "int[]"),
     )),
@@ -22641,6 +22734,28 @@ OVERLOADS = {
         Param("weight", "Tensor?"),
         Param("eps", "float?"),
     )),
+    "view.dtype": Overload(view_dtype, kernels.view_dtype, "view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("dtype", "ScalarType"),
+    )),
+    "conj_physical_": Overload(conj_physical_, kernels.conj_physical_, "conj_physical_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "hash_tensor": Overload(hash_tensor, kernels.hash_tensor, "hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[1]", has_default=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+        Param("mode", "int", has_default=True, keyword_only=True),
+    )),
+    "_new_zeros_with_same_feature_meta": Overload(_new_zeros_with_same_feature_meta, kernels._new_zeros_with_same_feature_meta, "_new_zeros_with_same_feature_meta(Tensor self, Tensor other, *, int self_num_batch_dims=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+        Param("self_num_batch_dims", "int", has_default=True, keyword_only=True),
+    )),
+    "_efficientzerotensor": Overload(_efficientzerotensor, kernels._efficientzerotensor, "_efficientzerotensor(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", (
+        Param("size", "int[]"),
+        Param("dtype", "ScalarType?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -22929,6 +23044,7 @@ BY_NAME = {
     ),
     "view": (
         OVERLOADS["view"],
+        OVERLOADS["view.dtype"],
     ),
     "zero_": (
         OVERLOADS["zero_"],
@@ -24207,6 +24323,12 @@ BY_NAME = {
     "_fused_rms_norm": (
         OVERLOADS["_fused_rms_norm"],
     ),
+    "conj_physical_": (
+        OVERLOADS["conj_physical_"],
+    ),
+    "hash_tensor": (
+        OVERLOADS["hash_tensor"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -24732,6 +24854,15 @@ def squeeze_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+
+
+def view(*args, **kwargs):
+    """Picks the overload of view that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("view", BY_NAME["view"], args, kwargs)
 
 
 def _native_batch_norm_legit(*args, **kwargs):

@@ -1822,4 +1822,7 @@ FORMULAS = {
         0: "input: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
         1: "weight: infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask)",
     },
+    "ConjPhysicalBackward1": {
+        0: "self: _conj_physical(grad)",
+    },
 }

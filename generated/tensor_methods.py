@@ -687,6 +687,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "clone")
             raise
 
+    def conj_physical_(self, *extra):
+        """conj_physical_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.conj_physical_, (self, *extra), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.conj_physical_(self) if not extra else _arguments.no_arguments("conj_physical_", extra)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "conj_physical_")
+            raise
+
     def copy_(self, src=MISSING, non_blocking=False, *extra, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -746,7 +758,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
+            return ops.count_nonzero_dim_IntList(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "count_nonzero")
             raise
@@ -1249,6 +1261,18 @@ class TensorMethods:
             return ops.hardshrink(self, lambd) if not kwargs and not extra else ops.hardshrink(self, lambd, *extra, **_arguments.method_keywords("hardshrink", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hardshrink")
+            raise
+
+    def hash_tensor(self, dim=(), *extra, keepdim=False, mode=0, **kwargs):
+        """hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hash_tensor, (self, dim, *extra), {"keepdim": keepdim, "mode": mode, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.hash_tensor(self, dim, keepdim=keepdim, mode=mode) if not kwargs and not extra else ops.hash_tensor(self, dim, *extra, keepdim=keepdim, mode=mode, **_arguments.method_keywords("hash_tensor", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "hash_tensor")
             raise
 
     def histc(self, bins=100, min=0, max=0, *extra, **kwargs):
@@ -2422,7 +2446,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
+            return ops.squeeze_dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze")
             raise
@@ -2437,7 +2461,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
+            return ops.squeeze__dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze_")
             raise
@@ -2723,14 +2747,16 @@ class TensorMethods:
             _arguments.reword_for_method(error, "vdot")
             raise
 
-    def view(self, *args, size=None):
-        """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    def view(self, *args, **kwargs):
+        """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+        view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+        """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.view, (self, *args), {"size": size})
+            heard = _modes.dispatch(TensorMethods.view, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.view(self, _arguments.varargs_list(args, size))
+            return ops.view_default(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.view(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "view")
             raise

@@ -300,6 +300,9 @@ __all__ += ["amp", "GradScaler", "autocast"]
 from runtime.dtypes import int8, int16, short  # noqa: E402
 
 __all__ += ["int8", "int16", "short"]
+from runtime.dtypes import uint64  # noqa: E402 - hash_tensor's result dtype
+
+__all__ += ["uint64"]
 from runtime.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 __all__ += ["pca_lowrank", "svd_lowrank"]

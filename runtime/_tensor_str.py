@@ -79,6 +79,7 @@ _FLOAT_DTYPES: dict[str, type[np.generic]] = {
 }
 _OTHER_DTYPES: dict[str, type[np.generic]] = {
     "uint8": np.uint8,
+    "uint64": np.uint64,
     "int8": np.int8,
     "int16": np.int16,
     "int32": np.int32,

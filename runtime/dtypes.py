@@ -21,7 +21,7 @@ class dtype:  # noqa: N801 - PyTorch's name
 
     @property
     def is_signed(self) -> bool:
-        return self.name not in ("bool", "uint8")
+        return self.name not in ("bool", "uint8", "uint64")
 
     def to_real(self) -> dtype:
         """The real dtype of a complex one's parts (complex64 -> float32); a real dtype
@@ -53,6 +53,9 @@ uint8 = dtype("uint8", np.uint8, False, "torch.ByteTensor")  # generator states 
 int8 = dtype("int8", np.int8, False, "torch.CharTensor")
 int16 = dtype("int16", np.int16, False, "torch.ShortTensor")
 short = int16
+# uint64: the dtype of hash_tensor's result (torch's support for it is as limited: it has no
+# arithmetic kernels for it, and neither has gradgen).
+uint64 = dtype("uint64", np.uint64, False, "torch.UInt64Tensor")
 float = float32  # noqa: A001 - torch.float
 double = float64
 long = int64
@@ -83,14 +86,14 @@ complex32 = dtype("complex32", ml_dtypes.complex32, False, "torch.ComplexHalfTen
 chalf = complex32
 
 _BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, bfloat16, int64, int32, bool_,
-                                   uint8, int8, int16, complex64, complex128, complex32)}
+                                   uint8, int8, int16, complex64, complex128, complex32, uint64)}
 # gradgen's dtype of each numpy dtype it has: from_numpy, and the recording's hot path
 # (recording.scalar_type) without the call.
 BY_NUMPY = _BY_NUMPY
 _REAL_OF = {"complex64": float32, "complex128": float64, "complex32": float16}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128, "float16": complex32}
 _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
-                 "int8": "Char", "int16": "Short", "bfloat16": "BFloat16"}
+                 "int8": "Char", "int16": "Short", "bfloat16": "BFloat16", "uint64": "UInt64"}
 
 _default_float = [float32]
 

@@ -5015,7 +5015,8 @@ def _conj_physical(self):
 
 
 def conj_physical_(self):
-    np.conjugate(self, out=self)
+    """The conjugate, which the in-place wrapper writes into self (a real self: itself)."""
+    return np.conjugate(self) if self.dtype.kind == "c" else self
 
 
 def view_as_real(self):
@@ -10916,3 +10917,108 @@ def _fused_rms_norm(input, normalized_shape, weight, eps):
     if weight is not None:
         output = (output * weight).astype(np.result_type(output, weight))
     return output, rstd
+
+
+_VIEW_TYPE_NAMES = {"uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                    "complex32": "ComplexHalf"}
+
+
+def _scalar_type_label(dtype: np.dtype) -> str:
+    name = dtype.name
+    return _VIEW_TYPE_NAMES.get(name) or _TYPE_NAMES.get(name, name)
+
+
+def view_dtype(self, dtype):
+    """self's bytes read as `dtype`: the last dimension scaled by the ratio of the element
+    sizes, with torch's checks (in its order) where they differ."""
+    old, new = self.itemsize, dtype.itemsize
+    if old == new:
+        return self.view(dtype)
+    why = (f"to view {_scalar_type_label(self.dtype)} as {_scalar_type_label(dtype)} "
+           "(different element sizes)")
+    if self.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {why}")
+    memory, start = storage_bytes(self)
+    strides = [step // old for step in self.strides] if self.size else \
+        [math.prod(builtins.max(n, 1) for n in self.shape[d + 1:]) for d in range(self.ndim)]
+    if old > new:
+        ratio = old // new
+        _check_view_stride(self, strides, why)
+        shape = (*self.shape[:-1], self.shape[-1] * ratio)
+    else:
+        ratio = new // old
+        _check_view_divisible(self, strides, start // old, ratio, why)
+        shape = (*self.shape[:-1], self.shape[-1] // ratio)
+    byte_strides = (*self.strides[:-1], new)
+    return np.ndarray(shape, dtype, buffer=memory, offset=start, strides=byte_strides) \
+        if builtins.all(shape) else np.empty(shape, dtype)
+
+
+def _check_view_stride(self, strides, why) -> None:
+    if self.shape[-1] != 1 and strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {why}, but got {strides[-1]}")
+
+
+def _check_view_divisible(self, strides, offset, ratio, why) -> None:
+    if self.shape[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {why}, but got "
+                           f"{self.shape[-1]}")
+    if offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {why}, but "
+                           f"got {offset}")
+    _check_view_stride(self, strides, why)
+    for dim, step in enumerate(strides[:-1]):
+        if step % ratio:
+            raise RuntimeError(f"self.stride({dim}) must be divisible by {ratio} {why}, but "
+                               f"got {step}")
+
+
+@silent
+def hash_tensor(self, dim=(), keepdim=False, mode=0):
+    """The xor of the elements' 64-bit patterns (floats as float64, integers as int64), as a
+    uint64 per reduced slice: torch's mode 0, its only one."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if self.dtype.kind == "c":
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for "
+                                  f"'{_scalar_type_label(self.dtype)}'")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims and self.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    axes = _axes(dims, self.ndim)
+    for axis in axes:
+        if self.ndim and self.shape[axis] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {axis} to have non-zero "
+                             "size.")
+    floating = self.dtype.kind == "f" or self.dtype == _BFLOAT16
+    wide = self.astype(np.float64 if floating else np.int64).view(np.uint64)
+    return np.asarray(np.bitwise_xor.reduce(wide, axis=axes, keepdims=keepdim))
+
+
+def _new_zeros_with_same_feature_meta(self, other, self_num_batch_dims=0):
+    """Zeros laid out as `other` is (its sizes, strides, storage offset and storage size),
+    behind self's first self_num_batch_dims sizes, each batch slice a storage of its own."""
+    memory, start = storage_bytes(other)
+    itemsize = other.itemsize
+    storage = memory.size // itemsize
+    strides = [step // itemsize for step in other.strides]
+    batch = list(self.shape[:self_num_batch_dims])
+    batch_strides = [0] * len(batch)
+    for i in range(len(batch) - 1, -1, -1):
+        batch_strides[i] = storage
+        storage *= batch[i]
+    zeros = np.zeros(builtins.max(storage, 1) * itemsize, np.uint8)
+    return np.ndarray((*batch, *other.shape), other.dtype, buffer=zeros, offset=start,
+                      strides=tuple(s * itemsize for s in (*batch_strides, *strides)))
+
+
+def _efficientzerotensor(size, dtype=None):
+    """Zeros of `size` (torch's is a ZeroTensor, without memory; gradgen's is plain zeros)."""
+    size = tuple(size)
+    for length in size:
+        if length < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                               f"{list(size)}")
+    return np.zeros(size, _DEFAULT_FLOAT if dtype is None else dtype)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, changes, forward_grad, saved_tensor_hooks
+from runtime import anomaly, changes, forward_grad, kernels, manual, saved_tensor_hooks
 from runtime._tensor import Tensor, VersionCounter
 from runtime.anomaly import _state as _anomaly_state
 from runtime.dtypes import type_string
@@ -362,26 +362,29 @@ def window(array: np.ndarray, geometry: Geometry) -> np.ndarray:
     return np.ndarray(shape, array.dtype, buffer=array, offset=offset, strides=strides)
 
 
+def storage_geometry(array: np.ndarray) -> Geometry:
+    """An array's sizes, strides and storage offset, in elements (torch's TensorGeometry)."""
+    itemsize = array.itemsize
+    return (array.shape, tuple(step // itemsize for step in array.strides),
+            kernels.storage_offset(array))
+
+
 class AsStridedBackward0(Node):
-    """The grad_fn of a view after an in-place op on it or on its base: the view's gradient
-    is the base's, zero outside the view's window (PyTorch regenerates views this way)."""
+    """The grad_fn of a view after an in-place op on it or on its base, as PyTorch
+    regenerates views: the view is base.as_strided(its geometry), so its gradient is
+    as_strided's, through the storage both share (an expanded or overlapping view too)."""
 
-    __slots__ = ("geometry", "base_shape", "base_dtype")
+    __slots__ = ("view", "base")
 
-    def __init__(self, geometry: Geometry, base: np.ndarray) -> None:
+    def __init__(self, view: np.ndarray, base: np.ndarray) -> None:
         super().__init__()
-        self.geometry = geometry
-        self.base_shape, self.base_dtype = base.shape, base.dtype
+        self.view, self.base = storage_geometry(view), storage_geometry(base)
 
     def apply(self, grads: list, ops: Any = tensor_ops) -> list:
-        if not ops.on_arrays:
-            return _on_tensors(self, grads)
         grad = grads[0]
         if grad is None or not self.should_compute_output(0):
             return [None]
-        result = np.zeros(self.base_shape, self.base_dtype)
-        window(result, self.geometry)[...] = grad
-        return [result]
+        return [manual.as_strided_backward(ops, grad, self.base, *self.view)]
 
 
 class CopySlices(Node):
@@ -485,7 +488,7 @@ def regenerate_view(view: Tensor) -> None:
     if not base.requires_grad:
         view.grad_fn = None
         return
-    node = AsStridedBackward0(view_geometry(view._data, base._data), base._data)
+    node = AsStridedBackward0(view._data, base._data)
     node.set_next_edges((gradient_edge(base),))
     node._input_metadata = ((view._data.shape, view._data.dtype),)
     view.grad_fn = node

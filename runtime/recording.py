@@ -78,6 +78,18 @@ def as_view(base: Tensor, array: np.ndarray) -> Tensor:
     return tensor
 
 
+def sharing_memory(base: Tensor, array: np.ndarray) -> Tensor:
+    """A Tensor around `array`, a view of `base`'s data that autograd does not track as a
+    view (torch's non-differentiable views, as view.dtype's): it shares base's memory and
+    version counter, and has no _base."""
+    tensor = Tensor._make(array, None)
+    counter = base._counter
+    if counter is None:
+        counter = base._counter = VersionCounter()
+    tensor._counter = counter
+    return tensor
+
+
 # -- recording the graph ------------------------------------------------------------------
 
 def compute_requires_grad(*values: Any) -> bool:

@@ -25,7 +25,7 @@ from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
 
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
-           "is_inference", "get_device", "positive", "conj", "conj_physical", "conj_physical_",
+           "is_inference", "get_device", "positive", "conj", "conj_physical",
            "resolve_conj", "resolve_neg", "adjoint", "ravel", "square", "square_", "msort",
            "real", "imag", "unsafe_chunk", "unsafe_split", "detach", "detach_", "index_put_",
            "resize_as_"]
@@ -41,13 +41,13 @@ def _check_tensor(name: str, value: Any, argument: str = "input", position: int 
 # -- predicates --------------------------------------------------------------------------------
 
 def is_signed(input: Any) -> bool:
-    """Whether the dtype holds negative numbers: every dtype but bool and uint8."""
+    """Whether the dtype holds negative numbers: every dtype but bool and the unsigned ones."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(is_signed, (input,), {})
         if heard is not _modes.PASS:
             return heard
     _check_tensor("is_signed", input)
-    return input.dtype not in (dtypes.bool_, dtypes.uint8)
+    return input.dtype.is_signed
 
 
 def is_nonzero(input: Any) -> bool:
@@ -188,21 +188,6 @@ def conj_physical(input: Any) -> Any:
             return heard
     _check_tensor("conj_physical", input)
     return _conjugated(input, False) if input.dtype.is_complex else input
-
-
-def conj_physical_(input: Any) -> Any:
-    """In place: nothing to write for a real tensor, but a leaf that requires grad is
-    refused as for any in-place op."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(conj_physical_, (input,), {})
-        if heard is not _modes.PASS:
-            return heard
-    _check_tensor("conj_physical_", input)
-    recording.check_inplace(input)
-    if input.dtype.is_complex:  # written in place; no node is recorded for it
-        np.conjugate(input._data, out=input._data)
-        recording.increment_version(input)
-    return input
 
 
 def real(input: Any) -> Any:
@@ -607,13 +592,6 @@ class AttributeMethods:
             if heard is not _modes.PASS:
                 return heard
         return conj_physical(self)
-
-    def conj_physical_(self) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(AttributeMethods.conj_physical_, (self,), {})
-            if heard is not _modes.PASS:
-                return heard
-        return conj_physical_(self)
 
     def resolve_conj(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dtypes, forward_grad, grad_mode
+from runtime import dtypes, forward_grad, grad_mode, kernels
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.namespaces import tensor_ops
@@ -74,12 +74,23 @@ class _NotImplemented(Node):
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
 
+_COPY_NODE_CLASSES: dict[str, type] = {}
+
+
+def _copy_node_class(name: str) -> type:
+    """A subclass of _ViewCopyBackward named as torch's class is (`TBackward0_copy`), so
+    that a tensor prints `grad_fn=<TBackward0_copy>` as torch's does."""
+    if name not in _COPY_NODE_CLASSES:
+        _COPY_NODE_CLASSES[name] = type(name, (_ViewCopyBackward,), {"__slots__": ()})
+    return _COPY_NODE_CLASSES[name]
+
+
 def _fresh(views: list[Tensor]) -> list[Tensor]:
     """Copies of the views, with the views' node (renamed) and tangents."""
     copies = [Tensor._make(np.array(v._data, order="C", copy=True), None) for v in views]
     node = views[0].grad_fn
     if node is not None:
-        wrapper = _ViewCopyBackward(node)
+        wrapper = _copy_node_class(f"{node.name()}_copy")(node)
         wrapper._input_metadata = node._input_metadata
         for view, copy in zip(views, copies, strict=True):
             copy.grad_fn = wrapper
@@ -226,26 +237,5 @@ def values_copy(input: Tensor) -> Tensor:  # noqa: A002
 
 # -- view_copy to a dtype: the bytes read as another type ----------------------------------
 def _dtype_view(x: Tensor, dtype: dtypes.dtype) -> np.ndarray:
-    data = x._data
-    new = dtype.numpy
-    old_size, new_size = data.dtype.itemsize, new.itemsize
-    if old_size != new_size:
-        _check_dtype_view(x, dtype)
-        data = np.ascontiguousarray(data)
-    return np.array(data, order="C", copy=True).view(new)
-
-
-def _check_dtype_view(x: Tensor, dtype: dtypes.dtype) -> None:
-    """torch's checks of a view between element sizes that differ, in its order."""
-    old_size, new_size = x._data.dtype.itemsize, dtype.itemsize
-    names = f"{_out.scalar_type_name(x._data.dtype)} as {_out.scalar_type_name(dtype.numpy)}"
-    why = f"to view {names} (different element sizes)"
-    if x.dim() == 0:
-        raise RuntimeError(f"self.dim() cannot be 0 {why}")
-    last = x.shape[-1]
-    last_stride = x.stride()[-1] if last != 1 else 1
-    if new_size > old_size and last % (new_size // old_size):
-        raise RuntimeError(f"self.size(-1) must be divisible by {new_size // old_size} {why}, "
-                           f"but got {last}")
-    if last_stride != 1:
-        raise RuntimeError(f"self.stride(-1) must be 1 {why}, but got {last_stride}")
+    """x's bytes read as `dtype` (Tensor.view(dtype), with its checks), in fresh memory."""
+    return np.array(kernels.view_dtype(x._data, dtype.numpy), order="C", copy=True)

@@ -231,3 +231,35 @@ def test_as_strided_in_place_forward_mode() -> None:
             e.as_strided_((2, 2), (2, 1), 1)
             return forward_ad.unpack_dual(e).tangent.tolist(), e.tolist()
     same(program)
+
+
+def test_a_copy_prints_the_node_torch_prints() -> None:
+    def program(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        copies = [lib.as_strided_copy(x, (2, 2), (1, 2)), lib.t_copy(x.view(2, 3)),
+                  lib.view_copy(x, (3, 2))]
+        names = [type(c.grad_fn).__name__ for c in copies]
+        return [repr(c).split("grad_fn=")[1] for c in copies], names
+    same(program)
+
+
+@pytest.mark.parametrize("make_view", [
+    lambda lib, y: y[:3].expand(2, 3),  # repeats elements: its gradient adds up
+    lambda lib, y: y.as_strided((3, 3), (2, 1), 1),  # overlaps itself
+    lambda lib, y: y.view(3, 4).t()[1:],
+    lambda lib, y: y[::3],
+])
+def test_a_view_regenerated_after_its_base_changed_in_place(make_view) -> None:
+    """The view's grad_fn becomes AsStridedBackward0 through the base (torch's regenerated
+    view), whatever the view's geometry; first and second order."""
+    def program(lib):
+        x = lib.arange(1.0, 13.0, dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        v = make_view(lib, y)
+        y.mul_(2)
+        weights = lib.arange(v.numel(), dtype=lib.float64).view(v.shape)
+        loss = (v * v * weights).sum()
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return v.grad_fn.name(), g.tolist(), gg.tolist()
+    same(program)
