@@ -144,6 +144,12 @@ OUT_NOT_YET = OUT_NOT_YET | {"complex", "polar", "_fft_r2c", "_fft_c2r",
                              "_native_batch_norm_legit", "_native_batch_norm_legit.no_stats"}
 # (hash_tensor: torch's out= wants uint64 with a message of its own, not written yet)
 OUT_NOT_YET = OUT_NOT_YET | {"hash_tensor"}
+# (normal's tensor overloads: torch.normal is hand-written, runtime/random_functions.py, with
+# its out= drawing as torch's; geqrf, ormqr, _linalg_solve_ex and multinomial: their out=
+# forms not written yet)
+OUT_NOT_YET = OUT_NOT_YET | {"normal.Tensor_Tensor", "normal.Tensor_float",
+                             "normal.float_Tensor", "geqrf", "ormqr", "_linalg_solve_ex",
+                             "multinomial"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(

@@ -250,6 +250,7 @@ def _outputs(result: Any) -> list:
 
 def run_runtime(info: OpInfo, sample: Sample) -> tuple[list, list, dict, Callable]:
     """(outputs, leaves, kwargs, call): call(kwargs) runs the op again."""
+    import runtime  # noqa: F401 - first: generated/ is a layer of the runtime, imported by it
     from generated import ops
 
     function = ops.OVERLOADS[info.name].wrapper

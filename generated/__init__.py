@@ -4,8 +4,6 @@
 
 These modules are one layer of the runtime, between its graph-recording helpers
 (runtime/recording.py) and its composite ops: `import runtime` imports them in order.
-So importing one of them first (`import generated.ops`) imports the runtime first, which
-imports them in that order; on its own it would meet the runtime half made (an import cycle).
+Importing one of them before `runtime` fails, as any import cycle would: the runtime
+package they import from imports them in turn.
 """
-
-import runtime  # noqa: F401 - see above
