@@ -301,8 +301,10 @@ def check_fits(value: Any, dtype: np.dtype) -> None:
     the dtype an op computes in: a finite number the dtype cannot hold is refused, as is NaN or
     an infinity for an integer dtype; a negative integer may wrap into an unsigned dtype down
     to -max (-1 is 255 in uint8); a bool dtype takes anything."""
-    if type(value) is float and -_F16_MAX <= value <= _F16_MAX and dtype.kind == "f":
-        return  # (the usual call)
+    kind = type(value)
+    if kind is float and -_F16_MAX <= value <= _F16_MAX and dtype.kind == "f" or \
+            kind is int and -127 <= value <= 127:
+        return  # (the usual calls: a small int fits every dtype, as int8 or wrapping)
     value = _plain_number(value)
     if value is None or dtype.kind not in "fViu":
         return
@@ -2164,7 +2166,8 @@ def _mm_of_other_dtypes(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
 @silent
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     product = mm(mat1, mat2)  # a fresh array: scaled and added to in place
-    _check_fits_all(_opmath(product.dtype), alpha, beta)
+    if alpha != 1 or beta != 1:  # (1 fits every dtype: nn.Linear's call checks nothing)
+        _check_fits_all(_opmath(product.dtype), alpha, beta)
     if alpha != 1:
         product *= product.dtype.type(alpha)
     bias = _as(self, product.dtype)
