@@ -1042,7 +1042,13 @@ def _varargs_call(group: list[OpInfo]) -> OpInfo | None:
     """The one overload that takes its int list as separate arguments (`x.view(3, 4)`, beside
     view.dtype): what a call whose first argument is an int resolves to."""
     spread = [i for i in group if varargs_list(i.schema) is not None]
-    return spread[0] if len(spread) == 1 else None
+    if len(spread) != 1:
+        return None
+    # (not where another overload takes one number there: `x.squeeze(0)` is squeeze.dim's)
+    others = [i.schema.arguments[1:2] for i in group if i is not spread[0]]
+    if any(first and _argument_kind(first[0]) not in _NO_NUMBER_KINDS for first in others):
+        return None
+    return spread[0]
 
 
 def _bare_call(group: list[OpInfo]) -> OpInfo | None:

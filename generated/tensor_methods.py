@@ -758,7 +758,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.count_nonzero_dim_IntList(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
+            return ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "count_nonzero")
             raise
@@ -2446,7 +2446,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze_dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
+            return ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze")
             raise
@@ -2461,7 +2461,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze__dims(self, _arguments.varargs_list(args, None)) if args and type(args[0]) is int and not kwargs else ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
+            return ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze_")
             raise
